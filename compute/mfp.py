@@ -1,0 +1,39 @@
+"""MapFilterProject: the per-row work fused into one step, as a value.
+
+Owns the ``MapFilterProject`` vocabulary used by peeks (fast path) and by rendering.
+Semantics: starting from a row of ``input_arity`` columns, append ``expressions``
+(each may read the input and earlier expressions), keep the row only when every
+predicate is true, then output the columns listed in ``projection``.
+Invariant: every column reference is ``< input_arity + len(expressions)``.
+Deliberately not here: compilation (``compute.compile.compile_mfp``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compute.scalar import ScalarExpr
+
+
+@dataclass(frozen=True)
+class MapFilterProject:
+    input_arity: int
+    expressions: tuple[ScalarExpr, ...] = ()
+    predicates: tuple[ScalarExpr, ...] = ()
+    #: output columns; ``None`` means every input column then every expression
+    projection: tuple[int, ...] | None = None
+
+    @classmethod
+    def identity(cls, arity: int) -> "MapFilterProject":
+        return cls(arity, (), (), tuple(range(arity)))
+
+    def output_projection(self) -> tuple[int, ...]:
+        if self.projection is None:
+            return tuple(range(self.input_arity + len(self.expressions)))
+        return self.projection
+
+    def is_identity(self) -> bool:
+        return (not self.expressions and not self.predicates
+                and self.output_projection() == tuple(range(self.input_arity)))
+
+    def output_arity(self) -> int:
+        return len(self.output_projection())

@@ -1,0 +1,164 @@
+"""Storage collections: a tiny in-memory stand-in for Materialize's persist shards.
+
+Owns ``StorageCollection``: an append log of ``(row, time, diff)`` updates with a
+``since`` and an ``upper``, used for tables (written by the coordinator) and for
+materialized views' outputs (written by the maintenance runtime's sink).
+Invariants: appended times are ``>= upper`` at the time of the append and ``< `` the
+new upper; ``since <= upper``; readers read ``upper`` *before* the log, and writers
+extend the log *before* advancing ``upper``, so a reader never sees a time below
+``upper`` change (no locks on the read path; the GIL makes list appends atomic).
+Compaction replaces ``(base, log)`` as one tuple, so a concurrent reader keeps a
+consistent view.  Deliberately not here: read holds (the coordinator owns them) and
+durability (a later issue).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Callable, Iterable, Optional
+
+from compute.timestamp import Frontier
+
+
+class SinceError(Exception):
+    """A read below the collection's since."""
+
+
+class StorageCollection:
+    def __init__(self, id, arity: int, since: int = 0, upper: int = 0):
+        self.id = id
+        self.arity = arity
+        #: ``(base, log)``: ``base`` maps row -> count consolidated as of ``since``;
+        #: ``log`` is a list of ``(time, updates)`` with strictly increasing times > since
+        #: where ``updates`` is a list of ``(row, diff)``.
+        self._state: tuple[dict, list] = ({}, [])
+        self.since: Frontier = since
+        self.upper: Frontier = upper
+        self._listeners: list[Callable[[], None]] = []
+        self._lock = threading.Lock()  # serialises writers only
+
+    # ----------------------------------------------------------- writing
+    def append(self, updates: list, time: int, new_upper: Frontier) -> None:
+        """Append ``updates`` (``(row, diff)`` pairs) at ``time`` and advance the upper."""
+        with self._lock:
+            if self.upper is None or time < self.upper:
+                raise AssertionError(f"append at {time} below upper {self.upper} of {self.id}")
+            if new_upper is not None and new_upper <= time:
+                raise AssertionError("new upper must pass the appended time")
+            if updates:
+                self._state[1].append((time, list(updates)))
+            self.upper = new_upper
+        self._notify()
+
+    def append_timed(self, updates: Iterable[tuple[tuple, int, int]], new_upper: Frontier) -> None:
+        """Append ``(row, time, diff)`` updates with times in ``[upper, new_upper)``."""
+        by_time: dict[int, list] = {}
+        for row, t, d in updates:
+            by_time.setdefault(t, []).append((row, d))
+        with self._lock:
+            for t in sorted(by_time):
+                if self.upper is None or t < self.upper or (new_upper is not None and t >= new_upper):
+                    raise AssertionError(f"time {t} outside [{self.upper}, {new_upper}) for {self.id}")
+                self._state[1].append((t, by_time[t]))
+            if new_upper is not None and self.upper is not None and new_upper < self.upper:
+                raise AssertionError("upper regressed")
+            self.upper = new_upper
+        self._notify()
+
+    def advance_upper(self, new_upper: Frontier) -> None:
+        with self._lock:
+            if self.upper is None:
+                return
+            if new_upper is not None and new_upper <= self.upper:
+                return
+            self.upper = new_upper
+        self._notify()
+
+    def add_listener(self, fn: Callable[[], None]) -> None:
+        self._listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[], None]) -> None:
+        try:
+            self._listeners.remove(fn)
+        except ValueError:
+            pass
+
+    def _notify(self) -> None:
+        for fn in list(self._listeners):
+            fn()
+
+    # ----------------------------------------------------------- reading
+    def snapshot(self, as_of: int) -> dict:
+        """``row -> count`` consolidated at ``as_of`` (requires ``since <= as_of``)."""
+        base, log = self._state
+        if self.since is None or as_of < self.since:
+            raise SinceError(f"{self.id}: as_of {as_of} is below since {self.since}")
+        out = dict(base)
+        for t, ups in log:
+            if t > as_of:
+                break
+            for row, d in ups:
+                c = out.get(row, 0) + d
+                if c:
+                    out[row] = c
+                else:
+                    del out[row]
+        return out
+
+    def updates_between(self, lower: int, upper: Frontier) -> list[tuple[tuple, int, int]]:
+        """Every update with ``lower <= time < upper`` as ``(row, time, diff)``."""
+        _, log = self._state
+        out = []
+        for t, ups in log:
+            if t < lower:
+                continue
+            if upper is not None and t >= upper:
+                break
+            out.extend((row, t, d) for row, d in ups)
+        return out
+
+    def batches_between(self, lower: int, upper: Frontier) -> list[tuple[int, list]]:
+        """The log entries ``(time, [(row, diff)])`` with ``lower <= time < upper``, in time order."""
+        _, log = self._state
+        out = []
+        # times are increasing: scan from the end for the common "recent" case
+        i = len(log)
+        while i > 0 and log[i - 1][0] >= lower:
+            i -= 1
+        for t, ups in log[i:]:
+            if upper is not None and t >= upper:
+                break
+            out.append((t, ups))
+        return out
+
+    # ----------------------------------------------------------- compaction
+    def compact(self, since: Frontier) -> None:
+        """Advance ``since``; fold log entries at or below it into the base."""
+        with self._lock:
+            if since is None:
+                self.since = None
+                self._state = ({}, [])
+                return
+            if self.since is None or since <= self.since:
+                return
+            if self.upper is not None:
+                since = min(since, self.upper)
+            base, log = self._state
+            k = 0
+            while k < len(log) and log[k][0] <= since:
+                k += 1
+            if k:
+                base = dict(base)
+                for t, ups in log[:k]:
+                    for row, d in ups:
+                        c = base.get(row, 0) + d
+                        if c:
+                            base[row] = c
+                        else:
+                            del base[row]
+                log = log[k:]
+            self._state = (base, log)
+            self.since = since
+
+    def __len__(self) -> int:  # approximate size, for introspection
+        base, log = self._state
+        return len(base) + sum(len(u) for _, u in log)
