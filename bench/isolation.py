@@ -1,0 +1,319 @@
+"""The isolation workload: do reads stay fast while maintenance is busy?
+
+Owns: one run per setting of ``enable_compute_interactive_runtime`` (on, then off), each in a
+fresh process.  A run loads ``orders`` (N rows), ``customers`` (10,000) and ``regions`` (10),
+builds ``MATERIALIZED VIEW sales`` with an index on ``region``, and then
+
+- reads open loop on one connection, every ``interval`` (20 ms): even ticks an indexed point
+  lookup (``SELECT n, total FROM sales WHERE region = 'r3'``), odd ticks a join no index
+  serves (``sales JOIN regions``: a peek dataflow importing the published ``sales`` index);
+- first for a short idle period, then while a second connection (``con.connect()``, on its
+  own thread) keeps creating a heavy materialized view over the N-row join, waiting until
+  it is hydrated (``SELECT sum(n) FROM heavy_i`` returns), and dropping it.
+
+Invariant: latency is measured open loop, from each read's *scheduled* send time, not from
+when the previous read returned, so a stall shows up in every read it delays (no
+coordinated omission); reads scheduled after the run's end are not sent.  Every read's
+answer and every heavy view's sum are checked against the oracle.
+
+Deliberately not here: peers (this is about mzlite's two runtimes), and the read mix beyond
+the two kinds above.  With one Python process the runtimes share the GIL, so the figure
+includes the GIL hand-off; that is what an embedded user sees.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from typing import Any, Callable, Dict, List
+
+from bench import report as R
+from bench.engines import CUSTOMERS_DDL, ORDERS_DDL, mzlite_status, repo_root
+from bench.workload import (INSERT_SQL, N_REGIONS, POINT_READ, POINT_REGION, VIEW_QUERY, Workload,
+                            normalize_rows)
+
+FLAG = "enable_compute_interactive_runtime"
+JOIN_READ = "SELECT s.region, s.total, r.zone FROM sales s JOIN regions r ON s.region = r.name"
+HEAVY_VIEW = ("CREATE MATERIALIZED VIEW heavy_{i} AS SELECT o.customer_id, count(*) AS n, sum(o.amount) AS total "
+              "FROM orders o JOIN customers c ON o.customer_id = c.id WHERE c.region <> 'r{r}' "
+              "GROUP BY o.customer_id")
+
+
+def zone(r: int) -> int:
+    return r % 3
+
+
+# ============================================================================ one configuration
+def run_config(spec: Dict[str, Any], emit: Callable[[Dict[str, Any]], None],
+               log: Callable[[str], None] = lambda s: None) -> None:
+    import mzlite
+    flag = spec["flag"]
+    label = f"interactive {'on' if flag else 'off'}"
+    wl = Workload(spec["join_rows"], spec.get("seed", 42))
+    o = wl.oracle
+    expected_point = o.point()
+    expected_join = normalize_rows((f"r{r}", o.total[r], zone(r)) for r in range(N_REGIONS) if o.n[r])
+    interval = spec["interval"]
+    now = time.perf_counter
+    con = None
+    try:
+        con = mzlite.connect(system_parameters={FLAG: flag})
+        t0 = now()
+        con.execute(CUSTOMERS_DDL)
+        con.execute(ORDERS_DDL)
+        con.execute("CREATE TABLE regions (name text NOT NULL, zone int NOT NULL)")
+        con.cursor().executemany("INSERT INTO customers VALUES (?, ?)", wl.customers_rows())
+        con.cursor().executemany(INSERT_SQL, wl.orders_rows())
+        con.cursor().executemany("INSERT INTO regions VALUES (?, ?)", [(f"r{r}", zone(r)) for r in range(N_REGIONS)])
+        con.execute("CREATE MATERIALIZED VIEW sales AS " + VIEW_QUERY)
+        con.execute("CREATE INDEX sales_by_region ON sales (region)")
+        con.execute(POINT_READ).fetchall()
+        setup_s = now() - t0
+        log(f"[{label}] setup (load {spec['join_rows']:,} orders + hydrate sales) {R.fmt_s(setup_s)}")
+
+        queries = {"point": (POINT_READ, expected_point), "join": (JOIN_READ, expected_join)}
+        state = {"mismatches": 0, "first_mismatch": None, "read_errors": 0, "first_read_error": None}
+
+        def open_loop(duration: float, stop_early=None) -> List[list]:
+            samples = []
+            start = now() + 0.001
+            i = 0
+            while True:
+                sched = start + i * interval
+                if sched - start >= duration:
+                    break
+                delay = sched - now()
+                if delay > 0:
+                    time.sleep(delay)
+                kind = "point" if i % 2 == 0 else "join"
+                sql, expected = queries[kind]
+                err = None
+                try:
+                    rows = con.execute(sql).fetchall()
+                    done = now()
+                    if normalize_rows(rows) != expected:
+                        state["mismatches"] += 1
+                        if state["first_mismatch"] is None:
+                            state["first_mismatch"] = f"{kind}: got {normalize_rows(rows)!r}, expected {expected!r}"
+                except Exception as e:
+                    done = now()
+                    err = f"{type(e).__name__}: {e}"
+                    state["read_errors"] += 1
+                    if state["first_read_error"] is None:
+                        state["first_read_error"] = err
+                samples.append([sched - start, kind, done - sched, err])
+                i += 1
+            return samples
+
+        # warm both query shapes once, then an idle baseline
+        for sql, _ in queries.values():
+            con.execute(sql).fetchall()
+        idle = open_loop(spec["idle"])
+        log(f"[{label}] idle: {len(idle)} reads, p50 {R.fmt_s(R.percentile([s[2] for s in idle], 50))}, "
+            f"p99 {R.fmt_s(R.percentile([s[2] for s in idle], 99))}")
+
+        # the writer: create, hydrate, drop heavy views until told to stop
+        stop = threading.Event()
+        started = threading.Event()
+        cycles: List[Dict[str, Any]] = []
+        writer_error: List[str] = []
+
+        def writer():
+            w = con.connect()
+            try:
+                i = 0
+                while not stop.is_set():
+                    i += 1
+                    r = i % N_REGIONS
+                    expect = sum(o.n[x] for x in range(N_REGIONS) if x != r)
+                    c0 = now()
+                    started.set()
+                    w.execute(HEAVY_VIEW.format(i=i, r=r))
+                    c1 = now()
+                    got = w.execute(f"SELECT sum(n) FROM heavy_{i}").fetchall()
+                    c2 = now()
+                    w.execute(f"DROP MATERIALIZED VIEW heavy_{i}")
+                    c3 = now()
+                    ok = normalize_rows(got) == [(expect,)]
+                    cycles.append({"create": c1 - c0, "hydrate": c2 - c1, "drop": c3 - c2, "ok": ok})
+                    if not ok and not writer_error:
+                        writer_error.append(f"heavy_{i}: sum(n) = {got!r}, expected {expect}")
+            except Exception as e:
+                writer_error.append(f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+                started.set()
+            finally:
+                try:
+                    w.close()
+                except Exception:
+                    pass
+
+        th = threading.Thread(target=writer, name="bench-writer", daemon=True)
+        th.start()
+        started.wait(60)
+        busy = open_loop(spec["duration"])
+        stop.set()
+        th.join(spec.get("writer_join_timeout", 300))
+        emit({"event": "config", "flag": flag, "setup_s": setup_s, "idle": idle, "busy": busy,
+              "cycles": cycles, "writer_error": writer_error[0] if writer_error else None,
+              "writer_finished": not th.is_alive(), **state})
+        b = [s[2] for s in busy]
+        log(f"[{label}] busy: {len(busy)} reads, p50 {R.fmt_s(R.percentile(b, 50))}, p99 {R.fmt_s(R.percentile(b, 99))}, "
+            f"{len(cycles)} heavy views created+hydrated+dropped")
+    except Exception as e:
+        emit({"event": "error", "flag": flag, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()})
+        log(f"[{label}] FAILED: {type(e).__name__}: {e}")
+    finally:
+        emit({"event": "memory", "flag": flag, "peak_kb": R.peak_rss_kb()})
+        try:
+            if con is not None:
+                con.close()
+        except Exception:
+            pass
+
+
+def child_main(spec_json: str, out_path: str) -> int:
+    spec = json.loads(spec_json)
+    with open(out_path, "a") as out:
+        def emit(ev):
+            out.write(json.dumps(ev, default=str) + "\n")
+            out.flush()
+        run_config(spec, emit, log=lambda s: print(s, file=sys.stderr, flush=True))
+    # the writer thread may be stuck in a statement: do not wait for daemon threads' engines
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _run_subprocess(spec, timeout, log) -> List[Dict[str, Any]]:
+    fd, path = tempfile.mkstemp(prefix="bench-isolation-", suffix=".jsonl")
+    os.close(fd)
+    events: List[Dict[str, Any]] = []
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "bench", "_child", "isolation", "--spec", json.dumps(spec),
+                                 "--out", path], cwd=repo_root())
+        try:
+            rc = proc.wait(timeout=timeout)
+            if rc != 0:
+                events.append({"event": "error", "flag": spec["flag"], "error": f"child exited with {rc}"})
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            events.append({"event": "error", "flag": spec["flag"], "error": f"timed out after {timeout:.0f} s"})
+        with open(path) as f:
+            events = [json.loads(ln) for ln in f if ln.strip()] + events
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return events
+
+
+# ============================================================================ report
+def summarize_config(events: List[Dict[str, Any]]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {"child_errors": [], "peak_kb": None}
+    for ev in events:
+        if ev["event"] == "config":
+            out.update(ev)
+        elif ev["event"] == "error":
+            out["child_errors"].append(ev["error"] + ("\n" + ev["traceback"] if ev.get("traceback") else ""))
+        elif ev["event"] == "memory":
+            out["peak_kb"] = ev["peak_kb"]
+    if "busy" in out:
+        out["stats"] = {}
+        for phase in ("idle", "busy"):
+            for kind in ("point", "join", "all"):
+                lat = [s[2] for s in out[phase] if kind == "all" or s[1] == kind]
+                out["stats"][f"{phase}/{kind}"] = {"n": len(lat), "p50": R.percentile(lat, 50),
+                                                   "p99": R.percentile(lat, 99), "max": max(lat) if lat else None}
+        busy = out["busy"]
+        if busy:
+            d = max(s[0] for s in busy) + 1e-9
+            quarters = [[s[2] for s in busy if q * d / 4 <= s[0] < (q + 1) * d / 4] for q in range(4)]
+            out["stats"]["busy_p99_by_quarter"] = [R.percentile(q, 99) for q in quarters]
+        hyd = [c["hydrate"] + c["create"] for c in out.get("cycles", [])]
+        out["stats"]["heavy_cycles"] = len(out.get("cycles", []))
+        out["stats"]["heavy_create_hydrate_median"] = R.median(hyd)
+    return out
+
+
+def render(configs: Dict[str, Dict[str, Any]], spec: Dict[str, Any]) -> str:
+    lines = [f"isolation workload: open-loop reads every {spec['interval'] * 1e3:.0f} ms on one session while "
+             f"another creates, hydrates and drops heavy MVs over a {spec['join_rows']:,}-row join; "
+             f"{spec['idle']:.0f} s idle + {spec['duration']:.0f} s busy per setting"]
+    rows = []
+    for label, c in configs.items():
+        st = c.get("stats")
+        if not st:
+            rows.append([label, "-", "-", "-", "-", "-", "-", "FAILED"])
+            continue
+        for key in ("idle/point", "idle/join", "busy/point", "busy/join", "busy/all"):
+            s = st[key]
+            rows.append([label, key, str(s["n"]), R.fmt_s(s["p50"]), R.fmt_s(s["p99"]), R.fmt_s(s["max"]),
+                         str(sum(1 for smp in c[key.split("/")[0]] if smp[3] and (key.endswith("all") or smp[1] == key.split("/")[1]))), ""])
+    lines.append(R.table(["setting", "phase/read", "n", "p50", "p99", "max", "errors", ""], rows, align_left=2))
+    on, off = configs.get("interactive on", {}).get("stats"), configs.get("interactive off", {}).get("stats")
+    if on and off:
+        for key in ("busy/point", "busy/join", "busy/all"):
+            lines.append(f"  ratio off/on {key:10s}: p50 {R.fmt_ratio(R.ratio(off[key]['p50'], on[key]['p50']))}, "
+                         f"p99 {R.fmt_ratio(R.ratio(off[key]['p99'], on[key]['p99']))}  (>1: the interactive runtime helps)")
+    for label, c in configs.items():
+        st = c.get("stats")
+        if not st:
+            continue
+        q = ", ".join(R.fmt_s(x) for x in st.get("busy_p99_by_quarter", []))
+        lines.append(f"  {label}: busy p99 per quarter: {q}")
+        lines.append(f"  {label}: heavy views created+hydrated+dropped: {st['heavy_cycles']}, median create+hydrate "
+                     f"{R.fmt_s(st['heavy_create_hydrate_median'])}, setup {R.fmt_s(c.get('setup_s'))}, "
+                     f"peak RSS {R.fmt_mb(c.get('peak_kb'))}")
+    problems = problems_of(configs)
+    lines.extend("PROBLEM: " + p for p in problems)
+    if not problems:
+        lines.append("results: every read and every heavy view's sum agreed with the oracle")
+    return "\n".join(lines)
+
+
+def problems_of(configs) -> List[str]:
+    out = []
+    for label, c in configs.items():
+        if c.get("mismatches"):
+            out.append(f"{label}: {c['mismatches']} wrong read(s); first: {c['first_mismatch']}")
+        if c.get("read_errors"):
+            out.append(f"{label}: {c['read_errors']} read error(s); first: {c['first_read_error']}")
+        out.extend(f"{label}: {e}" for e in c.get("child_errors", []))
+        if c.get("writer_error"):
+            out.append(f"{label}: writer: {c['writer_error']}")
+        if "busy" in c and not c.get("writer_finished", True):
+            out.append(f"{label}: the writer did not finish its last cycle in time")
+    return out
+
+
+def run(args) -> Dict[str, Any]:
+    log = lambda s: print(s, file=sys.stderr, flush=True)
+    spec = {"join_rows": args.join_rows or (50_000 if args.quick else 200_000),
+            "duration": args.duration or (10.0 if args.quick else 30.0),
+            "idle": 2.0 if args.quick else 5.0,
+            "interval": args.interval_ms / 1e3, "seed": 42}
+    ok, why = mzlite_status()
+    if not ok:
+        print(f"isolation workload: mzlite is not usable yet ({why}); nothing to measure")
+        return {"workload": "isolation", "spec": spec, "skipped": why, "configs": {}, "problems": []}
+    configs: Dict[str, Dict[str, Any]] = {}
+    for flag in (True, False):
+        label = f"interactive {'on' if flag else 'off'}"
+        s = dict(spec, flag=flag)
+        log(f"[{label}] running ...")
+        if args.in_process:
+            evs: List[Dict[str, Any]] = []
+            run_config(s, evs.append, log)
+        else:
+            evs = _run_subprocess(s, args.timeout, log)
+        configs[label] = summarize_config(evs)
+    print(render(configs, spec))
+    problems = problems_of(configs)
+    return {"workload": "isolation", "spec": spec, "configs": configs, "problems": problems}

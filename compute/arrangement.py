@@ -1,0 +1,421 @@
+"""Arrangements: a collection indexed by key, as a spine of immutable batches.
+
+Owns ``Batch``, ``Spine`` and ``ReadHandle``.  A ``Spine`` is the maintained form of an
+index: a tuple of immutable ``Batch``es, each mapping ``key -> [(row, time, diff), ...]``
+(the row is stored whole; the key is computed from the row by the index's compiled key
+function), plus ``since`` (logical compaction: reads below it are not distinguishable)
+and ``upper`` (every time below it is final).
+
+Invariants protected here:
+
+* **Batches are never mutated after creation.**  Merging builds a new batch; the spine
+  replaces its state ``(batches, since, upper)`` as one tuple (``ReadHandle``), so a
+  reader on another thread that took ``read_handle()`` keeps a consistent snapshot
+  without locks, even across merges and compaction.
+* **Logical and physical compaction are separate.**  ``set_logical_compaction(since)``
+  only changes which times stay distinguishable; merging (``maintain``) advances times
+  below ``since`` to ``since`` and consolidates, which never changes a read at a time
+  ``>= since``.  ``set_physical_compaction(frontier)`` only decides which batch
+  boundaries may disappear: two adjacent batches merge only when the boundary between
+  them is ``<= frontier`` (the default, the empty frontier, lets every batch merge).
+* **Geometric merging**: after ``maintain`` runs to completion, each batch is at least
+  twice the size of the next, so the number of batches stays logarithmic in the number
+  of updates and ``lookup`` costs O(batches) dict probes.
+* ``insert(batch)`` requires ``batch.lower == upper`` and advances ``upper`` to
+  ``batch.upper``; ``since``/``upper`` only advance.
+
+Deliberately not here: deciding when to compact (the runtime/registry call
+``set_logical_compaction``), key compilation (the caller passes ``key_fn``), and
+anything about which thread owns a spine (only its owner mutates it).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional
+
+from compute.persist import SinceError
+from compute.timestamp import Frontier, frontier_le
+
+__all__ = ["Batch", "Spine", "ReadHandle", "SinceError", "build_batch", "EAGER_MERGE_FUEL"]
+
+#: records an ``insert`` may spend merging small batches eagerly (bigger merges wait for
+#: ``maintain``), so a stream of tiny batches never piles up between maintenance calls
+EAGER_MERGE_FUEL = 4096
+
+
+class Batch:
+    """Immutable updates with times in ``[lower, upper)`` (times below the spine's since
+    at merge time are advanced to it, so ``min_time``/``max_time`` are the truth)."""
+
+    __slots__ = ("lower", "upper", "updates", "count", "min_time", "max_time")
+
+    def __init__(self, lower: int, upper: Frontier, updates: dict, count: int,
+                 min_time: Optional[int], max_time: Optional[int]):
+        self.lower = lower
+        #: ``None``: the empty frontier (the batch seals the spine)
+        self.upper = upper
+        #: key -> list of ``(row, time, diff)``; never mutated after construction
+        self.updates = updates
+        #: number of ``(row, time, diff)`` entries
+        self.count = count
+        #: least / greatest time present (``None`` when the batch is empty)
+        self.min_time = min_time
+        self.max_time = max_time
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __repr__(self) -> str:
+        return f"Batch([{self.lower}, {self.upper}), {self.count} updates)"
+
+
+def build_batch(key_fn: Callable[[tuple], Any], updates: Iterable[tuple], lower: int,
+                upper: Frontier) -> Batch:
+    """A batch of ``(row, time, diff)`` updates keyed by ``key_fn(row)``, consolidated."""
+    acc: dict = {}
+    for row, t, d in updates:
+        k = (row, t)
+        acc[k] = acc.get(k, 0) + d
+    by_key: dict = {}
+    n = 0
+    lo = hi = None
+    for (row, t), d in acc.items():
+        if not d:
+            continue
+        key = key_fn(row)
+        lst = by_key.get(key)
+        if lst is None:
+            by_key[key] = [(row, t, d)]
+        else:
+            lst.append((row, t, d))
+        n += 1
+        if lo is None or t < lo:
+            lo = t
+        if hi is None or t > hi:
+            hi = t
+    return Batch(lower, upper, by_key, n, lo, hi)
+
+
+def _batch_at(key_fn, updates: list, time: int, lower: int, upper: Frontier) -> Batch:
+    """A batch of consolidated ``(row, diff)`` updates all at ``time`` (the dataflow's
+    per-time output); skips the time-keyed consolidation of ``build_batch``."""
+    by_key: dict = {}
+    n = 0
+    for row, d in updates:
+        if not d:
+            continue
+        key = key_fn(row)
+        lst = by_key.get(key)
+        if lst is None:
+            by_key[key] = [(row, time, d)]
+        else:
+            lst.append((row, time, d))
+        n += 1
+    return Batch(lower, upper, by_key, n, time if n else None, time if n else None)
+
+
+def _merge(a: Batch, b: Batch, since: Frontier) -> Batch:
+    """``a`` then ``b`` as one batch; keys present in both are consolidated with times
+    advanced to ``since`` (keys in one batch only are shared as-is: their lists are
+    immutable)."""
+    ua, ub = a.updates, b.updates
+    if len(ua) >= len(ub):
+        out, other = dict(ua), ub
+    else:
+        out, other = dict(ub), ua
+    n = a.count + b.count
+    s = since if since is not None else 0
+    for key, lst in other.items():
+        ex = out.get(key)
+        if ex is None:
+            out[key] = lst
+            continue
+        acc: dict = {}
+        for row, t, d in ex:
+            k = (row, t if t > s else s)
+            acc[k] = acc.get(k, 0) + d
+        for row, t, d in lst:
+            k = (row, t if t > s else s)
+            acc[k] = acc.get(k, 0) + d
+        merged = [(row, t, d) for (row, t), d in acc.items() if d]
+        n += len(merged) - len(ex) - len(lst)
+        if merged:
+            out[key] = merged
+        else:
+            del out[key]
+    times = [x for x in (a.min_time, b.min_time) if x is not None]
+    lo = min(times) if times else None
+    times = [x for x in (a.max_time, b.max_time) if x is not None]
+    hi = max(times) if times else None
+    if lo is not None and since is not None and lo < since:
+        # advanced times may now sit at since; min/max remain valid bounds
+        hi = max(hi, since)
+    return Batch(a.lower, b.upper, out, n, lo, hi)
+
+
+def _accumulate(out: dict, lst, as_of: int, upper: Frontier, whole: bool) -> None:
+    if whole:
+        for row, _t, d in lst:
+            out[row] = out.get(row, 0) + d
+    else:
+        for row, t, d in lst:
+            if t <= as_of and (upper is None or t < upper):
+                out[row] = out.get(row, 0) + d
+
+
+class ReadHandle(tuple):
+    """A consistent read view ``(batches, since, upper)`` of a spine at one moment.
+
+    A plain tuple (so ``batches, since, upper = spine.read_handle()`` works) with the
+    spine's read methods.  Safe to read from any thread: it holds immutable batches.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, batches: tuple, since: Frontier, upper: Frontier, key_fn=None):
+        return tuple.__new__(cls, (batches, since, upper, key_fn))
+
+    def __iter__(self):  # unpack as the documented 3-tuple
+        return iter(tuple.__getitem__(self, slice(0, 3)))
+
+    def __len__(self) -> int:
+        return 3
+
+    @property
+    def batches(self) -> tuple:
+        return tuple.__getitem__(self, 0)
+
+    @property
+    def since(self) -> Frontier:
+        return tuple.__getitem__(self, 1)
+
+    @property
+    def upper(self) -> Frontier:
+        return tuple.__getitem__(self, 2)
+
+    @property
+    def key_fn(self):
+        return tuple.__getitem__(self, 3)
+
+    def bounded(self, upper: Frontier) -> "ReadHandle":
+        """This view with ``upper`` lowered to ``upper`` (updates at or past it are hidden):
+        the frozen, single-time import of an index."""
+        b, s, u, k = (tuple.__getitem__(self, i) for i in range(4))
+        return ReadHandle(b, s, upper if frontier_le(upper, u) else u, k)
+
+    def _check(self, as_of: int) -> None:
+        since = tuple.__getitem__(self, 1)
+        if since is None or as_of < since:
+            raise SinceError(f"read at {as_of} is below the arrangement's since {since}")
+
+    def snapshot(self, as_of: int) -> dict:
+        """``row -> count`` consolidated over updates with ``time <= as_of`` (zeros removed)."""
+        self._check(as_of)
+        upper = tuple.__getitem__(self, 2)
+        out: dict = {}
+        for b in tuple.__getitem__(self, 0):
+            if b.min_time is None or b.min_time > as_of:
+                continue
+            if upper is not None and b.min_time >= upper:
+                continue
+            whole = b.max_time <= as_of and (upper is None or b.max_time < upper)
+            for lst in b.updates.values():
+                _accumulate(out, lst, as_of, upper, whole)
+        return {r: c for r, c in out.items() if c}
+
+    def lookup(self, key: Any, as_of: int) -> dict:
+        """``row -> count`` for rows with ``key`` at ``as_of``: one dict probe per batch."""
+        self._check(as_of)
+        upper = tuple.__getitem__(self, 2)
+        out: dict = {}
+        for b in tuple.__getitem__(self, 0):
+            lst = b.updates.get(key)
+            if lst is None or b.min_time > as_of:
+                continue
+            whole = b.max_time <= as_of and (upper is None or b.max_time < upper)
+            _accumulate(out, lst, as_of, upper, whole)
+        return {r: c for r, c in out.items() if c}
+
+    def updates_between(self, lower: int, upper: Frontier) -> list:
+        """Every update with ``lower <= time < upper`` as ``(row, time, diff)``, time-ordered."""
+        bound = tuple.__getitem__(self, 2)
+        hi = upper if frontier_le(upper, bound) else bound
+        out = []
+        for b in tuple.__getitem__(self, 0):
+            if b.min_time is None or b.max_time < lower or (hi is not None and b.min_time >= hi):
+                continue
+            for lst in b.updates.values():
+                for u in lst:
+                    t = u[1]
+                    if t >= lower and (hi is None or t < hi):
+                        out.append(u)
+        out.sort(key=lambda u: u[1])
+        return out
+
+    def read_handle(self) -> "ReadHandle":
+        return self
+
+    def __repr__(self) -> str:
+        return f"ReadHandle({len(self.batches)} batches, since={self.since}, upper={self.upper})"
+
+
+class Spine:
+    """A maintained arrangement (see the module docstring for its invariants)."""
+
+    def __init__(self, key_fn: Callable[[tuple], Any], arity: int, *, since: Frontier = 0,
+                 upper: Frontier = 0, key_exprs: Optional[tuple] = None):
+        #: row -> key (always a tuple, so lookups by a literal key tuple agree)
+        self.key_fn = key_fn
+        self.arity = arity
+        #: the key as scalar expressions over the row, when known (join planning reuses
+        #: an arrangement whose key matches)
+        self.key_exprs = key_exprs
+        #: the whole state, replaced atomically: readers never see a half-applied change
+        self._h = ReadHandle((), since, upper, key_fn)
+        #: batch boundaries ``<= physical`` may disappear in a merge (None: any may)
+        self.physical: Frontier = None
+        self._listeners: list[Callable[[], None]] = []
+
+    # ------------------------------------------------------------ state
+    @property
+    def batches(self) -> tuple:
+        return self._h.batches
+
+    @property
+    def since(self) -> Frontier:
+        return self._h.since
+
+    @property
+    def upper(self) -> Frontier:
+        return self._h.upper
+
+    def read_handle(self) -> ReadHandle:
+        """The current ``(batches, since, upper)``: a consistent view for any thread."""
+        return self._h
+
+    def __len__(self) -> int:
+        return sum(b.count for b in self._h.batches)
+
+    def add_listener(self, fn: Callable[[], None]) -> None:
+        """``fn()`` is called (on the writer's thread) after every advance of ``upper``."""
+        self._listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[], None]) -> None:
+        try:
+            self._listeners.remove(fn)
+        except ValueError:
+            pass
+
+    def _notify(self) -> None:
+        for fn in list(self._listeners):
+            fn()
+
+    # ------------------------------------------------------------ writing
+    def insert(self, batch: Batch) -> None:
+        """Append ``batch`` (``batch.lower == upper``) and advance ``upper`` to ``batch.upper``."""
+        batches, since, upper, key_fn = (tuple.__getitem__(self._h, i) for i in range(4))
+        if batch.lower != upper:
+            raise AssertionError(f"batch lower {batch.lower} != spine upper {upper}")
+        if batch.upper is not None and (upper is None or batch.upper < upper):
+            raise AssertionError("batch upper regresses the spine's upper")
+        if batch.count:
+            batches = batches + (batch,)
+        self._h = ReadHandle(batches, since, batch.upper, key_fn)
+        if batch.count:
+            self.maintain(EAGER_MERGE_FUEL)
+        self._notify()
+
+    def insert_at(self, time: int, updates: list, new_upper: Frontier) -> None:
+        """Insert consolidated ``(row, diff)`` updates all at ``time`` as the batch
+        ``[upper, new_upper)`` (``upper <= time < new_upper``)."""
+        upper = self.upper
+        if upper is None or time < upper or (new_upper is not None and time >= new_upper):
+            raise AssertionError(f"time {time} outside [{upper}, {new_upper})")
+        self.insert(_batch_at(self.key_fn, updates, time, upper, new_upper))
+
+    def insert_updates(self, updates: Iterable[tuple], new_upper: Frontier) -> None:
+        """Insert ``(row, time, diff)`` updates with times in ``[upper, new_upper)``."""
+        self.insert(build_batch(self.key_fn, updates, self.upper, new_upper))
+
+    def advance_upper(self, new_upper: Frontier) -> None:
+        """Advance ``upper`` with no updates (only advances)."""
+        upper = self.upper
+        if upper is None or (new_upper is not None and new_upper <= upper):
+            return
+        h = self._h
+        self._h = ReadHandle(h.batches, h.since, new_upper, h.key_fn)
+        self._notify()
+
+    def set_logical_compaction(self, since: Frontier) -> None:
+        """Allow reads at ``since`` and later only (only advances)."""
+        h = self._h
+        if h.since is None or (since is not None and since <= h.since):
+            return
+        self._h = ReadHandle(h.batches, since, h.upper, h.key_fn)
+
+    def set_physical_compaction(self, frontier: Frontier) -> None:
+        """Batch boundaries at or below ``frontier`` may disappear in merges."""
+        self.physical = frontier
+
+    # ------------------------------------------------------------ merging
+    def _mergeable(self, batches: tuple, i: int) -> bool:
+        boundary = batches[i].upper
+        return frontier_le(boundary, self.physical)
+
+    def needs_maintenance(self) -> bool:
+        bs = self._h.batches
+        return any(bs[i].count < 2 * bs[i + 1].count and self._mergeable(bs, i)
+                   for i in range(len(bs) - 1))
+
+    def maintain(self, fuel: Optional[int] = None) -> bool:
+        """Merge adjacent batches until each is at least twice the next (the rightmost
+        violation first), spending about ``fuel`` records (``None``: no bound; a merge is
+        never split, and one larger than the remaining fuel waits).  Returns whether it
+        merged anything.  Reads at times ``>= since`` are unchanged."""
+        did = False
+        while True:
+            h = self._h
+            bs = h.batches
+            j = None
+            for i in range(len(bs) - 2, -1, -1):
+                if bs[i].count < 2 * bs[i + 1].count and self._mergeable(bs, i):
+                    j = i
+                    break
+            if j is None:
+                return did
+            cost = bs[j].count + bs[j + 1].count
+            if fuel is not None and cost > fuel:
+                return did
+            merged = _merge(bs[j], bs[j + 1], h.since)
+            new = bs[:j] + ((merged,) if merged.count else ()) + bs[j + 2:]
+            if not merged.count and j > 0 and j + 2 < len(bs):
+                pass  # an emptied batch just disappears; its neighbours stay contiguous in time
+            self._h = ReadHandle(new, h.since, h.upper, h.key_fn)
+            did = True
+            if fuel is not None:
+                fuel -= cost
+
+    def compact_fully(self) -> None:
+        """Merge everything mergeable into as few batches as physical compaction allows."""
+        while True:
+            h = self._h
+            bs = h.batches
+            j = next((i for i in range(len(bs) - 2, -1, -1) if self._mergeable(bs, i)), None)
+            if j is None:
+                return
+            merged = _merge(bs[j], bs[j + 1], h.since)
+            self._h = ReadHandle(bs[:j] + ((merged,) if merged.count else ()) + bs[j + 2:],
+                                 h.since, h.upper, h.key_fn)
+
+    # ------------------------------------------------------------ reading
+    def snapshot(self, as_of: int) -> dict:
+        return self._h.snapshot(as_of)
+
+    def lookup(self, key: Any, as_of: int) -> dict:
+        return self._h.lookup(key, as_of)
+
+    def updates_between(self, lower: int, upper: Frontier) -> list:
+        return self._h.updates_between(lower, upper)
+
+    def __repr__(self) -> str:
+        h = self._h
+        return f"Spine({len(h.batches)} batches, since={h.since}, upper={h.upper})"

@@ -1,0 +1,342 @@
+"""The expression compiler: scalar expressions and MapFilterProjects -> Python functions.
+
+Owns: turning ``compute.scalar`` expressions into Python source once, ``exec``-ing it once
+and returning closures (``compile_scalar``, ``compile_predicates``, ``compile_mfp``,
+``compile_mfp_row``, ``evaluate_constant``).
+Invariants: no per-row interpretation of the expression tree; implementations and
+constants are bound as keyword-only default arguments (locals, not globals); a strict
+call is made only with non-NULL arguments; ``If`` evaluates only the branch its
+condition picks, ``coalesce`` stops at its first non-NULL argument and ``and``/``or``
+stop at the first false/true argument, so ``CASE WHEN x = 0 THEN 0 ELSE 1/x END``
+never errors.  In an MFP, a predicate is evaluated as soon as the columns it reads are
+available and a map expression only when a predicate or the output needs it, so a row
+that a predicate drops never evaluates the map expressions only the output needs.
+Deliberately not here: the semantics of each function (``compute.functions``) and any
+SQL typing (``sql.functions``); ``compute`` never imports ``sql``.
+"""
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any, Callable, Sequence
+
+from compute.errors import EvalError
+from compute.functions import FUNCTIONS
+from compute.mfp import MapFilterProject
+from compute.scalar import Call, CallMzNow, Column, If, Literal, ScalarExpr, columns_referenced
+
+__all__ = ["compile_scalar", "compile_predicates", "compile_mfp", "compile_mfp_row", "evaluate_constant",
+           "generated_source"]
+
+_NONNULL_RESULT = {"is_null", "is_not_null", "is_true", "is_not_true", "is_false", "is_not_false",
+                   "is_distinct_from", "is_not_distinct_from", "record", "concat"}
+
+
+class _Gen:
+    """Accumulates the statements of one generated function."""
+
+    def __init__(self, columns: dict[int, str]):
+        self.lines: list[str] = []
+        self.indent = 1
+        self.env: dict[str, Any] = {"EvalError": EvalError}
+        self.n = 0
+        #: column index -> variable holding it (loaded before any use)
+        self.columns = columns
+        #: variables known not to be NULL
+        self.nonnull: set[str] = set()
+
+    def fresh(self, prefix: str = "t") -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.indent + text)
+
+    def bind(self, name: str, obj: Any) -> str:
+        prev = self.env.get(name, obj)
+        if prev is not obj:
+            raise AssertionError(f"compile: two objects named {name}")
+        self.env[name] = obj
+        return name
+
+    def const(self, value: Any) -> str:
+        if value is None or value is True or value is False:
+            return repr(value)
+        # other constants become default arguments: as fast as a literal, and never the
+        # left side of an ``is`` test in generated code (a SyntaxWarning)
+        self.n += 1
+        return self.bind(f"_k{self.n}", value)
+
+    # ------------------------------------------------------------------ expressions
+
+    def emit(self, e: ScalarExpr) -> str:
+        """Emit statements computing ``e``; return a variable name or a Python literal."""
+        if isinstance(e, Column):
+            return self.columns[e.index]
+        if isinstance(e, Literal):
+            return self.const(e.value)
+        if isinstance(e, CallMzNow):
+            return "time"
+        if isinstance(e, If):
+            return self.emit_if(e)
+        if isinstance(e, Call):
+            impl = FUNCTIONS.get(e.func)
+            if impl is None:
+                raise AssertionError(f"compile: unknown function {e.func!r}")
+            if impl.lazy:
+                return getattr(self, "emit_" + e.func)(e.args)
+            return self.emit_call(e.func, impl, e.args)
+        raise AssertionError(f"compile: not a scalar expression: {e!r}")
+
+    def emit_call(self, func: str, impl, args) -> str:
+        names = [self.emit(a) for a in args]
+        if impl.strict:
+            if "None" in names:
+                return "None"
+            nullable = [n for n in names if self.may_be_null(n)]
+        else:
+            nullable = []
+        if impl.inline is not None:
+            for k, v in impl.env.items():
+                self.bind(k, v)
+            r = self.fresh("r")
+            value = impl.inline.format(*names, r=r)
+        else:
+            fname = self.bind("_f_" + re.sub(r"\W", "_", func), impl.fn)
+            value = f"{fname}({', '.join(names)})"
+        t = self.fresh()
+        if nullable:
+            cond = " or ".join(f"{n} is None" for n in nullable)
+            self.line(f"{t} = None if {cond} else {value}")
+        else:
+            self.line(f"{t} = {value}")
+            if impl.strict or func in _NONNULL_RESULT:
+                self.nonnull.add(t)
+        return t
+
+    def emit_filter(self, p: ScalarExpr, on_drop: str) -> None:
+        """Emit ``if <p is not true>: on_drop`` at the current (top) level.  Conjunctions
+        split into one test each; a strict inline call is tested without a temporary, and
+        once it passed its arguments are known not to be NULL."""
+        if isinstance(p, Call) and p.func == "and" and p.args:
+            for a in p.args:
+                self.emit_filter(a, on_drop)
+            return
+        impl = FUNCTIONS.get(p.func) if isinstance(p, Call) else None
+        if impl is not None and not impl.lazy and impl.inline is not None and \
+                (impl.strict or p.func in _NONNULL_RESULT):
+            names = [self.emit(a) for a in p.args]
+            if impl.strict and "None" in names:
+                self.line(on_drop)
+                return
+            for k, v in impl.env.items():
+                self.bind(k, v)
+            tests = [f"{n} is None" for n in names if impl.strict and self.may_be_null(n)]
+            tests.append(f"not {impl.inline.format(*names, r=self.fresh('r'))}")
+            self.line(f"if {' or '.join(tests)}:")
+            self.line(f"    {on_drop}")
+            if impl.strict or p.func == "is_not_null":
+                self.nonnull.update(n for n in names if n != "None")
+            return
+        self.line(f"if {self.emit(p)} is not True:")
+        self.line(f"    {on_drop}")
+
+    def may_be_null(self, name: str) -> bool:
+        if name in self.nonnull:
+            return False
+        if name == "None":
+            return True
+        return not (name[0].isdigit() or name[0] in "'\"-" or name in ("True", "False")
+                    or (name.startswith("_k") and name in self.env))
+
+    def emit_if(self, e: If) -> str:
+        t = self.fresh()
+        c = self.emit(e.cond)
+        self.line(f"if {c} is True:")
+        self.indent += 1
+        self.line(f"{t} = {self.emit(e.then)}")
+        self.indent -= 1
+        self.line("else:")
+        self.indent += 1
+        self.line(f"{t} = {self.emit(e.els)}")
+        self.indent -= 1
+        return t
+
+    def emit_coalesce(self, args) -> str:
+        t = self.fresh()
+        depth = 0
+        for i, a in enumerate(args):
+            self.line(f"{t} = {self.emit(a)}")
+            if i + 1 < len(args):
+                self.line(f"if {t} is None:")
+                self.indent += 1
+                depth += 1
+        self.indent -= depth
+        return t
+
+    def _emit_andor(self, args, stop: bool) -> str:
+        # three-valued: ``stop`` (False for and, True for or) wins; else NULL if any NULL
+        t = self.fresh()
+        self.line(f"{t} = {self.emit(args[0])}")
+        depth = 0
+        for a in args[1:]:
+            self.line(f"if {t} is not {stop}:")
+            self.indent += 1
+            depth += 1
+            v = self.emit(a)
+            self.line(f"if {v} is {stop} or {v} is None:")
+            self.line(f"    {t} = {v}")
+        self.indent -= depth
+        return t
+
+    def emit_and(self, args) -> str:
+        return self._emit_andor(args, False) if args else "True"
+
+    def emit_or(self, args) -> str:
+        return self._emit_andor(args, True) if args else "False"
+
+    # --------------------------------------------------------------------- finishing
+
+    def build(self, header: str, fname: str) -> tuple[Callable, str]:
+        defaults = "".join(f", {k}={k}" for k in self.env)
+        src = f"def {fname}({header}, time=None, *{defaults}):\n" + "\n".join(self.lines) + "\n"
+        if not self.env:
+            src = src.replace(", *):", "):")
+        ns = dict(self.env)
+        exec(compile(src, f"<mzlite:{fname}>", "exec"), ns)
+        return ns[fname], src
+
+
+def _load_columns(gen: _Gen, cols, row: str = "row") -> None:
+    for i in sorted(cols):
+        if i not in gen.columns:
+            gen.columns[i] = f"c{i}"
+            gen.line(f"c{i} = {row}[{i}]")
+
+
+_CACHE: dict[str, Callable] = {}
+_SOURCES: dict[int, str] = {}
+
+
+def _cached(key: str, build: Callable[[], tuple[Callable, str]]) -> Callable:
+    fn = _CACHE.get(key)
+    if fn is None:
+        fn, src = build()
+        if len(_CACHE) > 4096:
+            _CACHE.clear()
+        _CACHE[key] = fn
+        _SOURCES[id(fn)] = src
+    return fn
+
+
+def generated_source(fn: Callable) -> str | None:
+    """The Python source a compiled function was generated from (for EXPLAIN and tests)."""
+    return _SOURCES.get(id(fn))
+
+
+def compile_scalar(expr: ScalarExpr) -> Callable[..., Any]:
+    """``f(row, time=None) -> value``; raises ``EvalError`` on a data error."""
+    def build():
+        gen = _Gen({})
+        _load_columns(gen, columns_referenced(expr))
+        gen.line(f"return {gen.emit(expr)}")
+        return gen.build("row", "_scalar")
+    return _cached("s" + repr(expr), build)
+
+
+def compile_predicates(preds: Sequence[ScalarExpr]) -> Callable[..., bool]:
+    """``f(row, time=None) -> bool``: True only when every predicate is true."""
+    preds = tuple(preds)
+
+    def build():
+        gen = _Gen({})
+        for p in preds:
+            _load_columns(gen, columns_referenced(p))
+            gen.emit_filter(p, "return False")
+        gen.line("return True")
+        return gen.build("row", "_preds")
+    return _cached("p" + repr(preds), build)
+
+
+def evaluate_constant(expr: ScalarExpr) -> Any:
+    """The value of a column-free expression; raises ``EvalError`` on a data error."""
+    if columns_referenced(expr):
+        raise ValueError("evaluate_constant: expression reads columns")
+    return compile_scalar(expr)(())
+
+
+def _emit_mfp_body(gen: _Gen, mfp: MapFilterProject, row: str, on_drop: str, on_keep: Callable[[str], str]):
+    """Emit the per-row work: predicates as early as their support allows, expressions on demand."""
+    arity = mfp.input_arity
+    exprs = mfp.expressions
+    computed: set[int] = set()
+
+    def ensure(j: int) -> None:
+        if j < arity:
+            _load_columns(gen, (j,), row)
+            return
+        if j in computed:
+            return
+        e = exprs[j - arity]
+        for c in sorted(columns_referenced(e)):
+            ensure(c)
+        v = gen.emit(e)
+        if v[0] == "t" and gen.lines[-1].startswith("    " * gen.indent + v + " = "):
+            # rename the temporary that holds the value instead of copying it
+            last = gen.lines[-1]
+            gen.lines[-1] = last.replace(v + " = ", f"c{j} = ", 1)
+            if v in gen.nonnull:
+                gen.nonnull.add(f"c{j}")
+        else:
+            gen.line(f"c{j} = {v}")
+            if not gen.may_be_null(v):
+                gen.nonnull.add(f"c{j}")
+        gen.columns[j] = f"c{j}"
+        computed.add(j)
+
+    def support(e) -> int:
+        cols = columns_referenced(e)
+        return max(cols) if cols else -1
+
+    for p in sorted(mfp.predicates, key=support):
+        for c in sorted(columns_referenced(p)):
+            ensure(c)
+        gen.emit_filter(p, on_drop)
+    proj = mfp.output_projection()
+    for c in proj:
+        ensure(c)
+    if tuple(proj) == tuple(range(arity)):
+        gen.line(on_keep(row))
+    else:
+        gen.line(on_keep("(" + "".join(f"c{c}, " for c in proj) + ")"))
+
+
+def compile_mfp(mfp: MapFilterProject) -> Callable[..., tuple[list[tuple], list[EvalError]]]:
+    """``f(rows, time=None) -> (output_rows, errors)``; a row whose evaluation raises
+    ``EvalError`` is dropped and its error collected; row order is preserved."""
+    def build():
+        gen = _Gen({})
+        gen.line("out = []")
+        gen.line("errs = []")
+        gen.line("append = out.append")
+        gen.line("for row in rows:")
+        gen.indent += 1
+        gen.line("try:")
+        gen.indent += 1
+        _emit_mfp_body(gen, mfp, "row", "continue", lambda v: f"append({v})")
+        gen.indent -= 1
+        gen.line("except EvalError as e:")
+        gen.line("    errs.append(e)")
+        gen.indent -= 1
+        gen.line("return out, errs")
+        return gen.build("rows", "_mfp")
+    return _cached("m" + repr(mfp), build)
+
+
+def compile_mfp_row(mfp: MapFilterProject) -> Callable[..., tuple | None]:
+    """``f(row, time=None) -> tuple | None`` (None: filtered out); raises ``EvalError``."""
+    def build():
+        gen = _Gen({})
+        _emit_mfp_body(gen, mfp, "row", "return None", lambda v: f"return {v}")
+        return gen.build("row", "_mfp_row")
+    return _cached("r" + repr(mfp), build)

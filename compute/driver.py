@@ -1,0 +1,138 @@
+"""RuntimeDriver: a thread that drives one runtime state machine.
+
+Owns the thread, the runtime's command queue and the wake-up condition.  The thread wakes
+on a command, on a storage upper advance (the runtime's waker, fed by StorageCollection
+listeners and registry seal/hold callbacks) and on shutdown; between wake-ups it steps the
+runtime with bounded fuel while steps do work, checking for new commands between steps,
+and pushes every response to the attached sink (the Multiplexer's merged queue).
+
+Invariants: commands are handed to the runtime in arrival order, on the driver thread
+only; a wake-up is never lost (the flag is set and the condition notified under the same
+lock the thread checks it under); an exception escaping ``handle`` or ``step`` is reported
+as a ``Status`` response and every peek the runtime could not settle is answered with an
+internal error, so nothing hangs silently; ``shutdown()`` stops the thread and joins it.
+
+Deliberately not here: any logic of the runtime (tests step runtimes by hand without this).
+"""
+from __future__ import annotations
+
+import collections
+import threading
+from typing import Any, Callable, Optional
+
+from compute.errors import ComputeProtocolError
+from compute.protocol import Status
+
+
+class RuntimeDriver:
+    def __init__(self, runtime, *, fuel: Optional[int] = None, name: Optional[str] = None,
+                 start: bool = True):
+        self.runtime = runtime
+        self.fuel = fuel
+        self._cond = threading.Condition()
+        self._commands: collections.deque = collections.deque()
+        self._woken = False
+        self._stopping = False
+        self._sink: Optional[Callable[[Any], None]] = None
+        self._early: list = []
+        #: exceptions seen (for introspection and tests)
+        self.errors: list[BaseException] = []
+        runtime.set_waker(self.wake)
+        self._thread = threading.Thread(target=self._run, name=name or f"mzlite-{runtime.role}",
+                                        daemon=True)
+        if start:
+            self._thread.start()
+
+    # ------------------------------------------------------------ endpoint interface
+    def attach(self, sink: Callable[[Any], None]) -> None:
+        with self._cond:
+            self._sink = sink
+            early, self._early = self._early, []
+        for r in early:
+            sink(r)
+
+    def send(self, command) -> None:
+        with self._cond:
+            if self._stopping:
+                raise RuntimeError("driver is shut down")
+            self._commands.append(command)
+            self._cond.notify()
+
+    def wake(self) -> None:
+        """Called from any thread when external progress may enable a step."""
+        with self._cond:
+            self._woken = True
+            self._cond.notify()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def shutdown(self, timeout: Optional[float] = 5.0) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        self.runtime.set_waker(None)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    # ------------------------------------------------------------ the thread
+    def _emit(self, responses: list) -> None:
+        if not responses:
+            return
+        with self._cond:
+            sink = self._sink
+            if sink is None:
+                self._early.extend(responses)
+                return
+        for r in responses:
+            sink(r)
+
+    def _failed(self, where: str, exc: BaseException) -> None:
+        self.errors.append(exc)
+        kind = "protocol error" if isinstance(exc, ComputeProtocolError) else "internal error"
+        msg = f"{self.runtime.role} runtime: {kind} in {where}: {exc}"
+        out = self.runtime.drain_responses()
+        out.append(Status(msg))
+        self._emit(out)
+        if not isinstance(exc, ComputeProtocolError):
+            # a bug: the runtime's state is suspect; settle every peek rather than hang
+            try:
+                self.runtime.fail_pending_peeks(msg)
+            except Exception as e2:  # pragma: no cover - last resort
+                self.errors.append(e2)
+            self._emit(self.runtime.drain_responses())
+
+    def _run(self) -> None:
+        rt = self.runtime
+        while True:
+            with self._cond:
+                while not self._commands and not self._woken and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                commands = list(self._commands)
+                self._commands.clear()
+                self._woken = False
+            for c in commands:
+                try:
+                    rt.handle(c)
+                except Exception as e:
+                    self._failed(f"handling {type(c).__name__}", e)
+                self._emit(rt.drain_responses())
+            # step while there is work, yielding to new commands between steps
+            while True:
+                try:
+                    did = rt.step(self.fuel)
+                except Exception as e:
+                    self._failed("step", e)
+                    did = False
+                self._emit(rt.drain_responses())
+                with self._cond:
+                    if self._commands or self._stopping:
+                        break
+                if not did:
+                    break

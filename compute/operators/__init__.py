@@ -1,0 +1,106 @@
+"""Incremental operators: delta in, delta out, one timestamp at a time.
+
+Owns the operator protocol every module of this package implements, and the small
+helpers they share.  The dataflow (``compute.render``) processes all updates at time
+``t`` before any update at a later time; within ``t`` it feeds each operator chunks of
+consolidated-or-not ``(row, diff)`` pairs through ``push(port, chunk, time)`` and, once
+every input of an operator has delivered everything for ``t``, calls ``flush(time)``
+(only for operators whose ``needs_flush`` is set; the render calls flush in topological
+order).  Both return ``(oks, errs)``: lists of ``(row, diff)`` and of
+``(error_row, diff)`` where an error row is ``(sqlstate, message)``.
+
+Invariants: operator state is consolidated "as of the time being processed" (no times
+inside), so an update costs work proportional to the change; a *linear* operator
+(MFP, Negate, Union, FlatMap, Join in each input) emits from ``push``; a non-linear
+one (Reduce, TopK, Threshold, Distinct) only accumulates in ``push`` and emits the net
+change of its output for the time in ``flush``, so downstream never sees intermediate
+states of one time.  A data error (``EvalError``) becomes an error row; a Python
+exception escaping an operator is a bug.
+
+Deliberately not here: scheduling and fuel (``compute.render``), expression compilation
+(``compute.compile``).
+"""
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Any, Callable, Sequence
+
+from compute.errors import EvalError
+from compute.scalar import Column, ScalarExpr
+
+__all__ = ["Operator", "EMPTY", "consolidate_pairs", "key_function", "split_by_diff", "err_rows"]
+
+#: the shared empty output (never mutated)
+EMPTY: tuple = ()
+
+
+class Operator:
+    """Base class.  ``n_inputs`` ports; ``needs_flush``: whether ``flush`` must run at the
+    end of every time in which the operator received input."""
+
+    n_inputs = 1
+    needs_flush = False
+
+    def push(self, port: int, chunk: list, time: int):
+        raise NotImplementedError
+
+    def flush(self, time: int):
+        return EMPTY, EMPTY
+
+    def hydrate_only(self) -> bool:  # pragma: no cover - informational
+        return False
+
+
+def consolidate_pairs(pairs) -> list:
+    """``(row, diff)`` pairs summed per row, zeros dropped."""
+    acc: dict = {}
+    get = acc.get
+    for row, d in pairs:
+        acc[row] = get(row, 0) + d
+    return [(r, d) for r, d in acc.items() if d]
+
+
+def split_by_diff(chunk) -> dict:
+    """``diff -> [row, ...]`` (typically one or two groups: +1 and -1)."""
+    groups: dict = {}
+    for row, d in chunk:
+        lst = groups.get(d)
+        if lst is None:
+            groups[d] = [row]
+        else:
+            lst.append(row)
+    return groups
+
+
+def err_rows(errors: Sequence[EvalError], diff: int) -> list:
+    return [((e.sqlstate, e.message), diff) for e in errors]
+
+
+def key_function(exprs: Sequence[ScalarExpr]) -> Callable[..., tuple]:
+    """``row -> tuple`` of the expressions' values.  Column-only keys use ``itemgetter``;
+    others are compiled (and may raise ``EvalError``).  Always returns a tuple."""
+    exprs = tuple(exprs)
+    if not exprs:
+        return lambda row, time=None: ()
+    if all(isinstance(e, Column) for e in exprs):
+        idx = [e.index for e in exprs]
+        if len(idx) == 1:
+            i = idx[0]
+            return lambda row, time=None: (row[i],)
+        g = itemgetter(*idx)
+        return lambda row, time=None: g(row)
+    from compute.compile import compile_scalar
+    from compute.scalar import Call
+    f = compile_scalar(Call("record", exprs, "record"))
+    return f
+
+
+def column_getter(indexes: Sequence[int]) -> Callable[[tuple], tuple]:
+    """``row -> tuple(row[i] for i in indexes)`` as fast as Python allows."""
+    idx = tuple(indexes)
+    if not idx:
+        return lambda row: ()
+    if len(idx) == 1:
+        i = idx[0]
+        return lambda row: (row[i],)
+    return itemgetter(*idx)

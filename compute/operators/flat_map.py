@@ -1,0 +1,76 @@
+"""FlatMap: table functions applied to each row (``generate_series``, ``unnest``).
+
+Owns ``FlatMapOp`` (linear: emits from ``push``): each input row ``r`` with diff ``d``
+becomes ``r + extra`` with diff ``d`` for every row ``extra`` the function produces.
+Invariant: a data error (NULL-free bad arguments such as a zero step) becomes an error
+row with the input row's diff.  Deliberately not here: set-returning functions in the
+select list (the planner lowers those to FlatMap).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from compute.errors import EvalError
+from compute.operators import EMPTY, Operator
+from compute.operators.reduce import row_evaluator
+from compute.scalar import ScalarExpr
+
+__all__ = ["FlatMapOp", "TABLE_FUNCTIONS"]
+
+
+def generate_series(*args):
+    if len(args) not in (2, 3):
+        raise EvalError("42883", "generate_series expects 2 or 3 arguments")
+    if any(a is None for a in args):
+        return ()
+    start, stop = args[0], args[1]
+    step = args[2] if len(args) > 2 else 1
+    if step == 0:
+        raise EvalError("22023", "step size cannot equal zero")
+    if all(isinstance(a, int) for a in (start, stop, step)):
+        if step > 0:
+            return [(v,) for v in range(start, stop + 1, step)]
+        return [(v,) for v in range(start, stop - 1, step)]
+    out = []
+    v = start
+    while (v <= stop) if step > 0 else (v >= stop):
+        out.append((v,))
+        v += step
+    return out
+
+
+def unnest(arr):
+    if arr is None:
+        return ()
+    return [(v,) for v in arr]
+
+
+TABLE_FUNCTIONS = {
+    "generate_series": generate_series,
+    "unnest": unnest,
+    "unnest_array": unnest,
+    "unnest_list": unnest,
+}
+
+
+class FlatMapOp(Operator):
+    def __init__(self, func: str, exprs: Sequence[ScalarExpr]):
+        f = TABLE_FUNCTIONS.get(func)
+        if f is None:
+            raise AssertionError(f"flat_map: unknown table function {func!r}")
+        self.func = f
+        self.args = row_evaluator(exprs)
+
+    def push(self, port: int, chunk: list, time: int):
+        f = self.func
+        args = self.args
+        out = []
+        errs = []
+        for row, d in chunk:
+            try:
+                extra = f(*args(row))
+            except EvalError as e:
+                errs.append(((e.sqlstate, e.message), d))
+                continue
+            out.extend([(row + x, d) for x in extra])
+        return out, (errs or EMPTY)

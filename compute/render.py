@@ -1,0 +1,641 @@
+"""Rendering a DataflowDescription into a running dataflow, and running it in fuel-bounded steps.
+
+Owns ``Dataflow`` (and ``ExportedIndex``): the operator graph for a description (imports,
+``objects_to_build`` in order, ``index_exports`` as ``Spine``s, ``sink_exports``), and
+the scheduler that drives it.
+
+Execution model (DBSP-style over totally ordered time): the dataflow processes its
+inputs one timestamp at a time, in order.  All updates at time ``t`` (from every input,
+plus future updates scheduled at ``t`` by temporal filters) flow through the graph as
+chunks of ``(row, diff)`` messages; linear operators emit from ``push``; non-linear
+ones are flushed in topological order once nothing upstream of them has work left for
+``t``; then the exports receive one batch for ``t`` and the next time starts.
+
+Invariants protected here:
+
+* **No export's upper passes a time whose updates are not all applied**, and never
+  passes ``desc.until``: export uppers advance only in ``_finish_time`` (to ``t + 1``)
+  and in ``_advance`` (to the inputs' frontier, read *before* their data).
+* **Fuel**: ``step(fuel)`` does about ``fuel`` records of work (messages are split into
+  ``CHUNK``-sized pieces; one flush or one merge is not split), so hydrating a large
+  input never blocks the runtime for long in one step.
+* **Hydration** reads each input's snapshot at ``as_of`` (times advanced to ``as_of``);
+  imports whose since has passed ``as_of`` are refused loudly at construction.
+* **Errors** flow beside the oks: every operator's data errors, and every imported error
+  collection, are forwarded unchanged along the graph's edges to every export and sink
+  downstream (each export has an errs spine keyed by ``()``); they never stop the
+  dataflow.
+
+Imports needing a read hold: a join that reuses an imported arrangement reads it in
+place at the time being processed, so an import's since must not pass ``frontier()``.
+
+Deliberately not here: which runtime hosts the dataflow, publishing exports to the
+registry, frontier reports (``compute.runtime``), and operator semantics
+(``compute.operators``).  This module is somewhat over the usual size because the graph
+builder and the scheduler share all of their state; they are split by section.
+"""
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from compute.arrangement import Spine
+from compute.dataflow import DataflowDescription
+from compute.errors import ComputeProtocolError
+from compute.ids import GlobalId
+from compute.mfp import MapFilterProject
+from compute.operators import Operator, consolidate_pairs, key_function
+from compute.operators.constant import ConstantInput
+from compute.operators.flat_map import FlatMapOp
+from compute.operators.join import JoinOp
+from compute.operators.mfp import MfpOp
+from compute.operators.reduce import DistinctOp, ReduceOp
+from compute.operators.threshold import NegateOp, ThresholdOp, UnionOp
+from compute.operators.topk import TopKOp
+from compute.protocol import SubscribeBatch
+from compute.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, Let, LocalId, Map,
+                              Negate, Project, Reduce, Threshold, TopK, Union)
+from compute.scalar import permute
+from compute.timestamp import Frontier, frontier_le, frontier_min, try_step_forward
+
+__all__ = ["Dataflow", "ExportedIndex", "CHUNK", "DEFAULT_FUEL"]
+
+#: records per message: the granularity of fuel accounting
+CHUNK = 8192
+DEFAULT_FUEL = 100_000
+
+
+@dataclass
+class ExportedIndex:
+    id: GlobalId
+    on_id: GlobalId
+    key: tuple
+    oks: Spine
+    errs: Spine
+
+
+# ------------------------------------------------------------------ graph nodes
+
+
+class _Node:
+    __slots__ = ("index", "op", "consumers", "input", "name")
+
+    def __init__(self, index: int, op: Optional[Operator], name: str, input=None):
+        self.index = index
+        self.op = op
+        #: (node or collector, port)
+        self.consumers: list = []
+        #: the input adapter when this node is a source of data
+        self.input = input
+        self.name = name
+
+
+class _Collector:
+    """Accumulates the oks/errs of the time being processed for one export or sink."""
+
+    def __init__(self, kind: str, id: GlobalId):
+        self.kind = kind
+        self.id = id
+        self.oks: dict = {}
+        self.errs: dict = {}
+
+    def add(self, pairs, errs: bool = False) -> None:
+        acc = self.errs if errs else self.oks
+        get = acc.get
+        for row, d in pairs:
+            acc[row] = get(row, 0) + d
+
+    def take(self):
+        oks = [(r, d) for r, d in self.oks.items() if d]
+        errs = [(r, d) for r, d in self.errs.items() if d]
+        self.oks = {}
+        self.errs = {}
+        return oks, errs
+
+
+class _SourceInput:
+    """A storage collection (table or materialized view output)."""
+
+    def __init__(self, coll):
+        self.coll = coll
+
+    @property
+    def upper(self) -> Frontier:
+        return self.coll.upper
+
+    @property
+    def since(self) -> Frontier:
+        return self.coll.since
+
+    def hydrate(self, as_of: int, oks: bool = True):
+        return (list(self.coll.snapshot(as_of).items()) if oks else []), []
+
+    def read(self, lower: int, upper: Frontier):
+        return [(t, ups, ()) for t, ups in self.coll.batches_between(lower, upper)]
+
+
+class _IndexInput:
+    """An imported index (``ImportedIndex``: live spines or frozen snapshots)."""
+
+    def __init__(self, imported):
+        self.imported = imported
+        self.oks = imported.oks
+        self.errs = imported.errs
+
+    @property
+    def upper(self) -> Frontier:
+        return frontier_min(self.oks.upper, self.errs.upper)
+
+    @property
+    def since(self) -> Frontier:
+        a, b = self.oks.since, self.errs.since
+        if a is None or b is None:
+            return None
+        return max(a, b)
+
+    def hydrate(self, as_of: int, oks: bool = True):
+        """Snapshots at ``as_of``; ``oks=False`` when every consumer reads the arrangement
+        in place (a join reusing it), so the rows are not materialized at all."""
+        rows = list(self.oks.snapshot(as_of).items()) if oks else []
+        return rows, list(self.errs.snapshot(as_of).items())
+
+    def read(self, lower: int, upper: Frontier):
+        by_time: dict = {}
+        for row, t, d in self.oks.updates_between(lower, upper):
+            by_time.setdefault(t, ([], []))[0].append((row, d))
+        for row, t, d in self.errs.updates_between(lower, upper):
+            by_time.setdefault(t, ([], []))[1].append((row, d))
+        return [(t, oks, errs) for t, (oks, errs) in sorted(by_time.items())]
+
+
+def _options(options) -> dict:
+    out = {}
+    for item in options or ():
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+            out[item[0]] = item[1]
+        elif isinstance(item, str):
+            out[item] = True
+    return out
+
+
+# ------------------------------------------------------------------ the dataflow
+
+
+class Dataflow:
+    def __init__(self, desc: DataflowDescription, *, sources: Mapping[GlobalId, Any] = None,
+                 indexes: Mapping[GlobalId, Any] = None, sinks: Mapping[GlobalId, Any] = None,
+                 writes_allowed: bool = True):
+        if desc.as_of is None:
+            raise ComputeProtocolError(f"dataflow {desc.debug_name!r} has no as_of")
+        self.desc = desc
+        self.as_of: int = desc.as_of
+        self.until: Frontier = desc.until
+        sources = dict(sources or {})
+        indexes = dict(indexes or {})
+        self._sinks_storage = dict(sinks or {})
+        self._nodes: list[_Node] = []
+        self._inputs: list[_Node] = []
+        # name -> node: builds, imports (by collection id and by index id)
+        self._env: dict = {}
+        # collection id -> [(key_exprs, imported handle)] for join reuse
+        self._arranged: dict = {}
+        for imp in desc.source_imports:
+            coll = sources.get(imp.id)
+            if coll is None:
+                raise ComputeProtocolError(f"dataflow {desc.debug_name!r}: no storage for {imp.id}")
+            self._check_since(imp.id, coll.since)
+            self._env[imp.id] = self._add_input(_SourceInput(coll), f"source {imp.id}")
+        for imp in desc.index_imports:
+            handle = indexes.get(imp.id)
+            if handle is None:
+                raise ComputeProtocolError(f"dataflow {desc.debug_name!r}: no arrangement for {imp.id}")
+            inp = _IndexInput(handle)
+            self._check_since(imp.id, inp.since)
+            node = self._add_input(inp, f"index {imp.id}")
+            self._env[imp.id] = node
+            self._env.setdefault(imp.on_id, node)
+            self._arranged.setdefault(imp.on_id, []).append((tuple(imp.key), handle.oks))
+            self._arranged.setdefault(imp.id, []).append((tuple(imp.key), handle.oks))
+        for build in desc.objects_to_build:
+            self._env[build.id] = self._render(build.plan, {})
+        # exports
+        self.exports: dict[GlobalId, ExportedIndex] = {}
+        self._collectors: list[tuple[_Collector, Any]] = []
+        for exp in desc.index_exports:
+            node = self._lookup(exp.on_id)
+            oks = Spine(key_function(exp.key), exp.arity, since=self.as_of, upper=self.as_of,
+                        key_exprs=tuple(exp.key))
+            errs = Spine(lambda row: (), 2, since=self.as_of, upper=self.as_of, key_exprs=())
+            self.exports[exp.id] = ExportedIndex(exp.id, exp.on_id, tuple(exp.key), oks, errs)
+            col = _Collector("index", exp.id)
+            node.consumers.append((col, 0))
+            self._collectors.append((col, self.exports[exp.id]))
+        self._subscribe: dict[GlobalId, dict] = {}
+        self._mv: dict[GlobalId, dict] = {}
+        for sink in desc.sink_exports:
+            node = self._lookup(sink.from_id)
+            col = _Collector(sink.kind, sink.id)
+            node.consumers.append((col, 0))
+            if sink.kind == "materialized_view":
+                storage = self._sinks_storage.get(sink.id)
+                if storage is None:
+                    raise ComputeProtocolError(f"no storage collection for materialized view {sink.id}")
+                st = {"storage": storage, "pending": [], "allowed": writes_allowed, "upper": None}
+                self._mv[sink.id] = st
+                self._collectors.append((col, st))
+            else:  # subscribe, copy_to: buffered for the runtime to drain
+                opts = _options(sink.options)
+                st = {"updates": [], "batches": [], "lower": self.as_of,
+                      "with_snapshot": opts.get("with_snapshot", True), "error": None, "done": False}
+                self._subscribe[sink.id] = st
+                self._collectors.append((col, st))
+        self._flushable = [n for n in self._nodes if n.op is not None and n.op.needs_flush]
+        self._future_ops = [n for n in self._nodes if isinstance(n.op, MfpOp) and n.op.temporal]
+        # scheduler state
+        self._frontier: Frontier = self.as_of
+        self._hydrated = False
+        self._read_lower: Frontier = self.as_of
+        self._pending: dict = {}     # time -> [(input node, oks, errs)]
+        self._future: dict = {}      # time -> [(node, oks)]
+        self._cur: Optional[int] = None
+        self._cur_inputs: deque = deque()
+        self._msgs: deque = deque()
+        self._dirty: list = []
+        self._dirty_set: set = set()
+        self._done = False
+
+    # -------------------------------------------------------------- building
+    def _check_since(self, id, since) -> None:
+        if since is None or since > self.as_of:
+            raise ComputeProtocolError(
+                f"dataflow {self.desc.debug_name!r}: import {id} has since {since} past as_of {self.as_of}")
+
+    def _add_node(self, op: Optional[Operator], name: str, input=None) -> _Node:
+        node = _Node(len(self._nodes), op, name, input)
+        self._nodes.append(node)
+        return node
+
+    def _add_input(self, inp, name: str) -> _Node:
+        node = self._add_node(None, name, inp)
+        self._inputs.append(node)
+        return node
+
+    def _lookup(self, id) -> _Node:
+        node = self._env.get(id)
+        if node is None:
+            raise ComputeProtocolError(f"dataflow {self.desc.debug_name!r}: unknown collection {id}")
+        return node
+
+    def _connect(self, src: _Node, dst: _Node, port: int = 0) -> None:
+        src.consumers.append((dst, port))
+
+    def _op(self, op: Operator, name: str, inputs: list) -> _Node:
+        node = self._add_node(op, name)
+        for port, src in enumerate(inputs):
+            self._connect(src, node, port)
+        return node
+
+    def _render(self, expr, env: dict) -> _Node:
+        if isinstance(expr, Get):
+            if isinstance(expr.id, LocalId):
+                return env[expr.id]
+            return self._lookup(expr.id)
+        if isinstance(expr, Let):
+            value = self._render(expr.value, env)
+            return self._render(expr.body, {**env, expr.id: value})
+        if isinstance(expr, (Map, Filter, Project)):
+            return self._render_mfp(expr, env)
+        if isinstance(expr, ArrangeBy):
+            return self._render(expr.input, env)
+        if isinstance(expr, Constant):
+            return self._add_input(ConstantInput(expr), "constant")
+        if isinstance(expr, Join):
+            inputs = [self._render(i, env) for i in expr.inputs]
+            arranged = {}
+            for k, i in enumerate(expr.inputs):
+                while isinstance(i, ArrangeBy):
+                    i = i.input
+                if isinstance(i, Get) and not isinstance(i.id, LocalId) and i.id in self._arranged:
+                    arranged[k] = self._arranged[i.id]
+            op = JoinOp([i.arity() for i in expr.inputs], expr.equivalences, arranged=arranged,
+                        as_of=self.as_of)
+            return self._op(op, "join", inputs)
+        if isinstance(expr, Reduce):
+            src = self._render(expr.input, env)
+            if not expr.aggregates:
+                return self._op(DistinctOp(expr.group_key), "distinct", [src])
+            return self._op(ReduceOp(expr.group_key, expr.aggregates, expr.global_default), "reduce", [src])
+        if isinstance(expr, TopK):
+            src = self._render(expr.input, env)
+            return self._op(TopKOp(expr.group_key, expr.order_key, expr.limit, expr.offset), "topk", [src])
+        if isinstance(expr, Negate):
+            return self._op(NegateOp(), "negate", [self._render(expr.input, env)])
+        if isinstance(expr, Threshold):
+            return self._op(ThresholdOp(), "threshold", [self._render(expr.input, env)])
+        if isinstance(expr, Union):
+            inputs = [self._render(i, env) for i in expr.inputs]
+            return self._op(UnionOp(len(inputs)), "union", inputs)
+        if isinstance(expr, FlatMap):
+            src = self._render(expr.input, env)
+            return self._op(FlatMapOp(expr.func, expr.exprs), f"flat_map {expr.func}", [src])
+        raise ComputeProtocolError(f"render: unsupported plan node {type(expr).__name__}")
+
+    def _render_mfp(self, expr, env: dict) -> _Node:
+        layers = []
+        while isinstance(expr, (Map, Filter, Project)):
+            layers.append(expr)
+            expr = expr.input
+        base = self._render(expr, env)
+        arity = expr.arity()
+        exprs: list = []
+        preds: list = []
+        proj = list(range(arity))
+        for layer in reversed(layers):
+            if isinstance(layer, Map):
+                for s in layer.scalars:
+                    e = permute(s, dict(enumerate(proj)))
+                    exprs.append(e)
+                    proj.append(arity + len(exprs) - 1)
+            elif isinstance(layer, Filter):
+                preds.extend(permute(p, dict(enumerate(proj))) for p in layer.predicates)
+            else:
+                proj = [proj[i] for i in layer.outputs]
+        mfp = MapFilterProject(arity, tuple(exprs), tuple(preds), tuple(proj))
+        if mfp.is_identity():
+            return base
+        return self._op(MfpOp(mfp), "mfp", [base])
+
+    # -------------------------------------------------------------- running
+    def frontier(self) -> Frontier:
+        """The upper of every output: all times below it are applied."""
+        return self._frontier
+
+    def read_frontier(self) -> Frontier:
+        """The earliest time at which the dataflow may still read its imports (their since
+        must not pass it): ``as_of`` until hydrated, then the frontier."""
+        if not self._hydrated:
+            return self.as_of
+        return self._frontier
+
+    def input_frontier(self) -> Frontier:
+        """The meet of the inputs' uppers (constants are sealed)."""
+        f: Frontier = None
+        for n in self._inputs:
+            f = frontier_min(f, n.input.upper)
+        return f
+
+    def is_done(self) -> bool:
+        """The frontier reached ``until`` (or the empty frontier): nothing more will happen."""
+        return self._frontier is None or (self.until is not None and self._frontier >= self.until)
+
+    def step(self, fuel: int = DEFAULT_FUEL) -> bool:
+        did = False
+        fuel = max(1, fuel)
+        msgs = self._msgs
+        while fuel > 0:
+            if self._cur is None:
+                if not self._start_next_time():
+                    break
+                did = True
+                continue
+            did = True
+            t = self._cur
+            if msgs:
+                node, port, chunk = msgs.popleft()
+                op = node.op
+                if op.needs_flush and node.index not in self._dirty_set:
+                    self._dirty_set.add(node.index)
+                    heapq.heappush(self._dirty, node.index)
+                oks, errs = op.push(port, chunk, t)
+                self._emit(node, oks, errs, t)
+                if node.op.__class__ is MfpOp and node.op.future:
+                    self._schedule_future(node)
+                fuel -= len(chunk) + 1
+            elif self._cur_inputs:
+                node, oks, errs = self._cur_inputs.popleft()
+                self._emit(node, oks, errs, t)
+                fuel -= len(oks) + len(errs) + 1
+            elif self._dirty:
+                idx = heapq.heappop(self._dirty)
+                self._dirty_set.discard(idx)
+                node = self._nodes[idx]
+                oks, errs = node.op.flush(t)
+                self._emit(node, oks, errs, t)
+                fuel -= len(oks) + len(errs) + 1
+            else:
+                self._finish_time(t)
+                fuel -= 1
+        if fuel > 0 and self._cur is None:
+            for exp in self.exports.values():
+                if exp.oks.maintain(fuel):
+                    did = True
+                    break
+        return did
+
+    def run_to_completion(self, fuel: int = DEFAULT_FUEL) -> None:
+        """Step until no work is left (tests and single-threaded callers)."""
+        while self.step(fuel):
+            pass
+
+    def _start_next_time(self) -> bool:
+        if self._done:
+            return False
+        upper = self.input_frontier()
+        f_eff = frontier_min(upper, self.until)
+        as_of = self.as_of
+        if not self._hydrated:
+            if f_eff is not None and f_eff <= as_of:
+                return False
+            self._hydrate(as_of)
+            return True
+        lower = self._read_lower
+        if lower is not None and (f_eff is None or lower < f_eff):
+            for node in self._inputs:
+                for t, oks, errs in node.input.read(lower, f_eff):
+                    self._pending.setdefault(t, []).append((node, oks, errs))
+            self._read_lower = f_eff
+        times = [t for t in self._pending if f_eff is None or t < f_eff]
+        times += [t for t in self._future if f_eff is None or t < f_eff]
+        if times:
+            t = min(times)
+            self._cur = t
+            for node, oks, errs in self._pending.pop(t, ()):
+                for c, port in node.consumers:
+                    if isinstance(c, _Node) and isinstance(c.op, JoinOp) and c.op.ignores_hydration(port):
+                        c.op.begin_time(port, t, (oks,))
+                self._queue_input(node, oks, errs)
+            for node, oks in self._future.pop(t, ()):
+                for i in range(0, len(oks), CHUNK):
+                    self._cur_inputs.append((node, oks[i:i + CHUNK], ()))
+            return True
+        # drop anything at or past until: it is never produced
+        if self.until is not None:
+            for d in (self._pending, self._future):
+                for t in [t for t in d if t >= self.until]:
+                    del d[t]
+        return self._advance(f_eff)
+
+    def _hydrate(self, as_of: int) -> None:
+        self._hydrated = True
+        self._cur = as_of
+        self._read_lower = try_step_forward(as_of)
+        for node in self._inputs:
+            skip_oks = bool(node.consumers) and all(
+                isinstance(c, _Node) and isinstance(c.op, JoinOp) and c.op.ignores_hydration(p)
+                for c, p in node.consumers)
+            oks, errs = node.input.hydrate(as_of, oks=not skip_oks)
+            self._queue_input(node, oks, errs)
+        for node in self._flushable:
+            if node.index not in self._dirty_set:
+                self._dirty_set.add(node.index)
+                heapq.heappush(self._dirty, node.index)
+
+    def _queue_input(self, node: _Node, oks, errs) -> None:
+        if errs:
+            self._cur_inputs.append((node, [], list(errs)))
+        for i in range(0, len(oks), CHUNK):
+            self._cur_inputs.append((node, oks[i:i + CHUNK], ()))
+
+    def _schedule_future(self, node: _Node) -> None:
+        fut = node.op.future
+        node.op.future = []
+        for row, t, d in fut:
+            if self.until is not None and t >= self.until:
+                continue
+            lst = self._future.setdefault(t, [])
+            if lst and lst[-1][0] is node:
+                lst[-1][1].append((row, d))
+            else:
+                lst.append((node, [(row, d)]))
+
+    def _emit(self, node: _Node, oks, errs, t: int) -> None:
+        if errs:
+            self._forward_errs(node, errs)
+        if not oks:
+            return
+        hydrating = t == self.as_of
+        msgs = self._msgs
+        for c, port in node.consumers:
+            if isinstance(c, _Collector):
+                c.add(oks)
+            else:
+                if hydrating and isinstance(c.op, JoinOp) and c.op.ignores_hydration(port):
+                    continue
+                if len(oks) <= CHUNK:
+                    msgs.append((c, port, oks))
+                else:
+                    for i in range(0, len(oks), CHUNK):
+                        msgs.append((c, port, oks[i:i + CHUNK]))
+
+    def _forward_errs(self, node: _Node, errs) -> None:
+        errs = list(errs)
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            for c, _port in n.consumers:
+                if isinstance(c, _Collector):
+                    c.add(errs, errs=True)
+                else:
+                    stack.append(c)
+
+    def _finish_time(self, t: int) -> None:
+        nxt = try_step_forward(t)
+        if self.until is not None and nxt is not None and nxt > self.until:
+            nxt = self.until
+        for col, target in self._collectors:
+            oks, errs = col.take()
+            self._deliver(col, target, t, nxt, oks, errs)
+        self._cur = None
+        self._frontier = nxt
+        self._after_advance()
+
+    def _deliver(self, col: _Collector, target, t: int, nxt: Frontier, oks, errs) -> None:
+        if col.kind == "index":
+            target.oks.insert_at(t, oks, nxt)
+            target.errs.insert_at(t, errs, nxt)
+        elif col.kind == "materialized_view":
+            target["pending"].extend((r, t, d) for r, d in oks)
+            if errs and target.get("error") is None:
+                target["error"] = min(r for r, d in errs)
+        else:
+            if t == self.as_of and not target["with_snapshot"]:
+                return
+            target["updates"].extend((r, t, d) for r, d in oks)
+            if errs:
+                pos = [r for r, d in errs if d > 0]
+                if pos and target["error"] is None:
+                    target["error"] = min(pos)
+
+    def _advance(self, f_eff: Frontier) -> bool:
+        """No pending time below ``f_eff``: advance every output to it."""
+        if f_eff == self._frontier or not frontier_le(self._frontier, f_eff):
+            if self._frontier is None or (self.until is not None and self._frontier >= self.until):
+                self._done = True
+            return False
+        self._frontier = f_eff
+        for exp in self.exports.values():
+            exp.oks.advance_upper(f_eff)
+            exp.errs.advance_upper(f_eff)
+        self._after_advance()
+        return True
+
+    def _after_advance(self) -> None:
+        f = self._frontier
+        for sid, st in self._mv.items():
+            self._write_mv(st, f)
+        for sid, st in self._subscribe.items():
+            if st["done"]:
+                continue
+            final = f is None or (self.until is not None and f >= self.until)
+            if f == st["lower"] and not st["updates"] and not final:
+                continue
+            ups = tuple(sorted(st["updates"], key=lambda u: u[1]))
+            st["updates"] = []
+            st["batches"].append(SubscribeBatch(st["lower"], None if final else f, ups, st["error"]))
+            st["error"] = None
+            st["lower"] = f if f is not None else st["lower"]
+            if final:
+                st["done"] = True
+
+    def _write_mv(self, st: dict, f: Frontier) -> None:
+        if not st["allowed"]:
+            return
+        storage = st["storage"]
+        su = storage.upper
+        if su is None:
+            st["pending"] = []
+            return
+        ups = [u for u in st["pending"] if u[1] >= su]
+        st["pending"] = []
+        if f is not None and f <= su:
+            return
+        storage.append_timed(ups, f)
+
+    # -------------------------------------------------------------- runtime API
+    def drain_subscribe(self, id: GlobalId) -> list:
+        """The ``SubscribeBatch``es produced since the last drain, in order."""
+        st = self._subscribe.get(id)
+        if st is None:
+            return []
+        out = st["batches"]
+        st["batches"] = []
+        return out
+
+    def allow_writes(self, id: GlobalId) -> None:
+        """Let the materialized-view sink ``id`` write (buffered output is written now)."""
+        st = self._mv.get(id)
+        if st is not None and not st["allowed"]:
+            st["allowed"] = True
+            self._write_mv(st, self._frontier)
+
+    def sink_errors(self, id: GlobalId):
+        """The first error row a materialized-view sink saw (the view is in error), if any."""
+        st = self._mv.get(id)
+        return None if st is None else st.get("error")
+
+    def describe(self) -> list[str]:
+        """One line per operator, for EXPLAIN-like introspection and debugging."""
+        return [f"{n.index}: {n.name} -> {[getattr(c, 'name', getattr(c, 'kind', '?')) for c, _ in n.consumers]}"
+                for n in self._nodes]

@@ -1,0 +1,411 @@
+"""The coordinator: one ``Database``, its catalog, storage, replica and sessions.
+
+Owns statement execution: parse, plan, then apply the plan to the catalog, table
+storage and the compute controller.  Invariants: statements run one at a time
+(``self.lock``; a read waiting for its peek does not hold it past the peek's
+submission... it does hold it: mzlite serialises statements, as an embedded database
+may); a failed statement changes nothing; the catalog, storage and controller agree on
+which collections exist; ids are never reused (``u`` for user objects, ``t`` for
+transient ones).  Deliberately not here: reads (``mzlite.reads``), writes
+(``mzlite.writes``), SHOW/EXPLAIN rendering (``mzlite.show``), or anything below the
+protocol.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Optional
+
+from compute.errors import EvalError
+from compute.ids import GlobalId
+from mzlite.controller import ComputeController
+from mzlite.cursor import Result
+from mzlite.oracle import TimestampOracle
+from mzlite.reads import Reader
+from mzlite.replica import Replica
+from mzlite.session import Session, SystemParameters, Transaction
+from mzlite.storage import TableStorage
+from mzlite.writes import Writer
+from planner.catalog import Catalog, CatalogItem, ColumnDef
+from planner.peek import AvailableIndex
+from sql import errors as E
+
+TICK_SECONDS = 1.0
+
+
+class StorageHolds:
+    """Read holds on storage collections (tables, MV outputs): compaction never passes one."""
+
+    def __init__(self):
+        self._holds: dict[GlobalId, dict[int, int]] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def acquire(self, ids, t: int):
+        out = []
+        with self._lock:
+            for gid in ids:
+                h = next(self._ids)
+                self._holds.setdefault(gid, {})[h] = t
+                out.append((gid, h))
+        return out
+
+    def release(self, holds) -> None:
+        with self._lock:
+            for gid, h in holds:
+                self._holds.get(gid, {}).pop(h, None)
+
+    def min_hold(self, gid) -> Optional[int]:
+        with self._lock:
+            hs = self._holds.get(gid)
+            return min(hs.values()) if hs else None
+
+
+class LoweringCatalog:
+    """The catalog as ``planner.lower`` and ``planner.peek`` see it."""
+
+    def __init__(self, db: "Database"):
+        self.db = db
+
+    def is_storage_collection(self, gid: GlobalId) -> bool:
+        return gid in self.db.storage.collections
+
+    def indexes_on(self, gid: GlobalId) -> list[AvailableIndex]:
+        db = self.db
+        out = []
+        for ix in db.catalog.indexes_on(gid) if gid in db.catalog else ():
+            if ix.id in db.controller.collections:
+                out.append(AvailableIndex(ix.id, tuple(ix.key), db.catalog.get(gid).arity(), gid))
+        return out
+
+    def view_expr(self, gid: GlobalId):
+        if gid in self.db.catalog:
+            item = self.db.catalog.get(gid)
+            if item.kind == "view":
+                return item.expr
+        return None
+
+    def available_indexes(self) -> dict:
+        db = self.db
+        out: dict = {}
+        for ix in db.catalog.items("index"):
+            if ix.id in db.controller.collections and ix.on_id in db.catalog:
+                out.setdefault(ix.on_id, []).append(
+                    AvailableIndex(ix.id, tuple(ix.key), db.catalog.get(ix.on_id).arity(), ix.on_id))
+        return out
+
+
+class Database:
+    def __init__(self, path: Optional[str] = None, *, system_parameters=None, clock=None):
+        if path is not None:
+            raise E.NotSupportedError("durable data directories are not supported yet; use connect() for an "
+                                      "in-memory database")
+        self.system = SystemParameters(system_parameters)
+        self.oracle = TimestampOracle(clock)
+        self.storage = TableStorage(self.oracle)
+        self.storage_holds = StorageHolds()
+        self.catalog = Catalog()
+        self.lowering = LoweringCatalog(self)
+        self.lock = threading.RLock()
+        self._user_ids = itertools.count(1)
+        self._transient_ids = itertools.count(1)
+        self._conn_ids = itertools.count(1)
+        self.replica = Replica(self.storage.collections,
+                               interactive=bool(self.system["enable_compute_interactive_runtime"]))
+        self.controller = ComputeController(self.replica.mux, self.system["compaction_window_ms"])
+        self.reader = Reader(self)
+        self.writer = Writer(self)
+        self.sessions: dict[int, Session] = {}
+        self._closed = False
+        self._ticker = threading.Thread(target=self._tick_loop, name="mzlite-tick", daemon=True)
+        self._tick_event = threading.Event()
+        self._ticker.start()
+
+    # -------------------------------------------------------------- sessions
+    def connect(self):
+        from mzlite.connection import Connection
+        session = Session(next(self._conn_ids), self.system)
+        self.sessions[session.conn_id] = session
+        return Connection(self, session)
+
+    def _session_closed(self, session) -> None:
+        self.sessions.pop(session.conn_id, None)
+        if not self.sessions:
+            self.close()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._tick_event.set()
+        self.controller.shutdown()
+        self.replica.shutdown()
+
+    def allocate_user(self) -> GlobalId:
+        return GlobalId("u", next(self._user_ids))
+
+    def allocate_transient(self) -> GlobalId:
+        return GlobalId("t", next(self._transient_ids))
+
+    def note_peek_target(self, index_id) -> None:
+        pass
+
+    # -------------------------------------------------------------- time passes
+    def _tick_loop(self) -> None:
+        while not self._tick_event.wait(TICK_SECONDS):
+            try:
+                self.tick()
+            except Exception:  # the ticker must never die; the next tick retries
+                pass
+
+    def tick(self) -> None:
+        """Advance table uppers to now and compact storage behind the compaction window."""
+        t = self.oracle.read_ts()
+        self.storage.advance_tables(t + 1)
+        window = self.system["compaction_window_ms"]
+        for gid, coll in list(self.storage.collections.items()):
+            if coll.upper is None or coll.since is None:
+                continue
+            target = coll.upper - 1 - window
+            h = self.storage_holds.min_hold(gid)
+            if h is not None:
+                target = min(target, h)
+            if target > coll.since:
+                coll.compact(target)
+
+    # -------------------------------------------------------------- statements
+    def execute_sql(self, session: Session, sql: str, params) -> Result:
+        from sql.parse import parse_statements
+        if not isinstance(sql, str):
+            raise E.ProgrammingError("the query must be a string")
+        with self.lock:
+            stmts = self._guard(session, lambda: parse_statements(sql))
+            result = Result("EMPTY QUERY", None)
+            for stmt in stmts:
+                result = self._guard(session, lambda: self._execute_statement(session, stmt, params), stmt)
+            return result
+
+    def execute_many(self, session: Session, sql: str, seq_of_params) -> Result:
+        from planner import plan_statement
+        from planner.plans import InsertPlan
+        from sql.parse import parse_statements
+        with self.lock:
+            stmts = self._guard(session, lambda: parse_statements(sql))
+            if len(stmts) != 1:
+                raise E.ProgrammingError("executemany takes exactly one statement")
+            stmt = stmts[0]
+            param_sets = [tuple(p) for p in seq_of_params]
+            if not param_sets:
+                return Result("INSERT 0 0" if stmt.kind == "insert" else "OK", None, rowcount=0)
+            plans = self._guard(session, lambda: [plan_statement(stmt, self.catalog, p) for p in param_sets], stmt)
+            if all(isinstance(p, InsertPlan) for p in plans):
+                n = self._guard(session, lambda: self.writer.insert_many(session, plans), stmt)
+                return Result(f"INSERT 0 {n}", None, rowcount=n)
+            total = 0
+            result = Result("OK", None)
+            for p in plans:
+                result = self._guard(session, lambda: self._execute_plan(session, p, stmt), stmt)
+                total += max(result.rowcount, 0)
+            result.rowcount = total
+            return result
+
+    def _guard(self, session, fn, stmt=None):
+        """Run ``fn`` converting every failure into an ``mzlite.Error`` (an escaping Python
+        exception is a bug: it becomes an InternalError naming itself)."""
+        try:
+            return fn()
+        except E.Error as e:
+            self._fail_transaction(session, stmt)
+            if stmt is not None and e.position is not None and stmt.offset:
+                e.position += stmt.offset
+            raise
+        except EvalError as e:
+            self._fail_transaction(session, stmt)
+            raise E.error_for(e.sqlstate, e.message) from None
+        except RecursionError:
+            self._fail_transaction(session, stmt)
+            raise E.error_for("54001", "statement too complex (stack depth limit exceeded)") from None
+        except Exception as e:
+            self._fail_transaction(session, stmt)
+            raise E.InternalError(f"internal error: {type(e).__name__}: {e}") from e
+
+    def _fail_transaction(self, session, stmt) -> None:
+        txn = session.txn
+        if txn is not None and txn.explicit and (stmt is None or stmt.kind not in ("commit", "rollback")):
+            txn.failed = True
+
+    def _execute_statement(self, session: Session, stmt, params) -> Result:
+        from planner import plan_statement
+        session.cancel_requested = False
+        txn = session.txn
+        if txn is not None and txn.failed and stmt.kind not in ("commit", "rollback"):
+            raise E.error_for(E.IN_FAILED_SQL_TRANSACTION,
+                              "current transaction is aborted, commands ignored until end of transaction block")
+        plan = plan_statement(stmt, self.catalog, tuple(params) if params is not None else ())
+        return self._execute_plan(session, plan, stmt)
+
+    def _execute_plan(self, session: Session, plan, stmt) -> Result:
+        from mzlite import ddl, show
+        name = type(plan).__name__
+        handler = _HANDLERS.get(name)
+        if handler is None:
+            raise E.NotSupportedError(f"{name} is not supported yet")
+        return handler(self, session, plan, stmt)
+
+
+def _select(db: Database, session, plan, stmt) -> Result:
+    from mzlite.show import literal_timestamp
+    from planner.optimize import optimize
+    txn = session.txn
+    if txn is not None and txn.explicit:
+        if txn.kind == "write":
+            raise E.error_for(E.INVALID_TRANSACTION_STATE,
+                              "transaction in write-only mode: reads cannot follow writes in a transaction")
+        txn.kind = "read"
+    as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
+    expr = optimize(plan.expr)
+    rows, _ = db.reader.read(session, expr, plan.finishing, as_of=as_of, at_least=plan.as_of_at_least)
+    from sql.types import display_name
+    return Result(f"SELECT {len(rows)}", [(n, display_name(t)) for n, t in plan.columns], rows, len(rows))
+
+
+def _insert(db, session, plan, stmt) -> Result:
+    n, rows = db.writer.insert(session, plan)
+    if plan.returning:
+        from compute.compile import compile_scalar
+        from sql.types import display_name
+        fns = [compile_scalar(e) for e in plan.returning]
+        out = [tuple(f(r) for f in fns) for r in rows]
+        return Result(f"INSERT 0 {n}", [(c, display_name(t)) for c, t in plan.returning_columns], out, n)
+    return Result(f"INSERT 0 {n}", None, rowcount=n)
+
+
+def _update(db, session, plan, stmt) -> Result:
+    n = db.writer.update(session, plan)
+    return Result(f"UPDATE {n}", None, rowcount=n)
+
+
+def _delete(db, session, plan, stmt) -> Result:
+    n = db.writer.delete(session, plan)
+    return Result(f"DELETE {n}", None, rowcount=n)
+
+
+def _transaction(db, session, plan, stmt) -> Result:
+    action = plan.action
+    if action == "begin":
+        if session.in_transaction():
+            # PostgreSQL warns and carries on
+            return Result("BEGIN", None)
+        session.txn = Transaction(explicit=True)
+        return Result("BEGIN", None)
+    if action == "commit":
+        failed = session.txn is not None and session.txn.failed
+        db.writer.commit(session)
+        return Result("ROLLBACK" if failed else "COMMIT", None)
+    session.txn = None
+    return Result("ROLLBACK", None)
+
+
+def _set_var(db, session, plan, stmt) -> Result:
+    session.set_var(plan.name, plan.value)
+    return Result("SET", None)
+
+
+def _reset_var(db, session, plan, stmt) -> Result:
+    if plan.name.lower() == "all":
+        for n in list(session.vars):
+            session.set_var(n, None)
+    else:
+        session.set_var(plan.name, None)
+    return Result("RESET", None)
+
+
+def _show_var(db, session, plan, stmt) -> Result:
+    if plan.name.lower() == "all":
+        rows = session.all_vars()
+        return Result(f"SELECT {len(rows)}", [("name", "text"), ("setting", "text"), ("description", "text")],
+                      rows, len(rows))
+    value = session.show_var(plan.name)
+    return Result("SELECT 1", [(plan.name.lower(), "text")], [(value,)], 1)
+
+
+def _alter_system(db, session, plan, stmt) -> Result:
+    from mzlite import ddl
+    ddl.alter_system_set(db, plan.name, plan.value)
+    return Result("ALTER SYSTEM", None)
+
+
+def _handlers():
+    from mzlite import ddl, show
+    return {
+        "SelectPlan": _select,
+        "InsertPlan": _insert,
+        "UpdatePlan": _update,
+        "DeletePlan": _delete,
+        "TransactionPlan": _transaction,
+        "SetVariablePlan": _set_var,
+        "ResetVariablePlan": _reset_var,
+        "ShowVariablePlan": _show_var,
+        "AlterSystemSetPlan": _alter_system,
+        "CreateTablePlan": ddl.create_table,
+        "CreateViewPlan": ddl.create_view,
+        "CreateIndexPlan": ddl.create_index,
+        "DropPlan": ddl.drop,
+        "ShowObjectsPlan": show.show_objects,
+        "ShowCreatePlan": show.show_create,
+        "ExplainPlan": show.explain,
+    }
+
+
+class _LazyHandlers(dict):
+    def get(self, key, default=None):
+        if not self:
+            self.update(_handlers())
+        return super().get(key, default)
+
+
+_HANDLERS = _LazyHandlers()
+
+
+def _restart_replica(self: Database) -> None:
+    """Replace the replica (e.g. after ``enable_compute_interactive_runtime`` changed) and
+    rehydrate every index and materialized view on the new one, as a restarted replica
+    would be rehydrated by its controller.  Materialized views' outputs are rebuilt from
+    scratch at a fresh ``as_of``: reads of them wait until the new dataflow catches up."""
+    from compute.relation import Get
+    from planner.lower import build_index_dataflow, build_materialized_view_dataflow
+    from planner.optimize import optimize
+    self.controller.shutdown()
+    self.replica.shutdown()
+    self.replica = Replica(self.storage.collections,
+                           interactive=bool(self.system["enable_compute_interactive_runtime"]))
+    self.controller = ComputeController(self.replica.mux, self.system["compaction_window_ms"])
+    for item in self.catalog.items():
+        if item.kind == "materialized_view":
+            expr = optimize(item.expr)
+            self.storage.drop(item.id)
+            t = self.oracle.read_ts()
+            self.storage.advance_tables(t + 1)
+            desc = build_materialized_view_dataflow(expr, id=item.id, as_of=t, catalog=self.lowering,
+                                                    optimize_plan=False, debug_name=f"materialized view {item.name}")
+            as_of = max([t] + [s for s in (self.reader.since_of(i) for i in desc.import_ids()) if s is not None])
+            if as_of != t:
+                desc = build_materialized_view_dataflow(expr, id=item.id, as_of=as_of, catalog=self.lowering,
+                                                        optimize_plan=False,
+                                                        debug_name=f"materialized view {item.name}")
+            self.storage.create_output(item.id, item.arity(), as_of)
+            self.controller.create_dataflow(desc)
+        elif item.kind == "index":
+            on = self.catalog.get(item.on_id)
+            t = self.oracle.read_ts()
+            self.storage.advance_tables(t + 1)
+            desc = build_index_dataflow(item.on_id, index_id=item.id, key=tuple(item.key), arity=on.arity(),
+                                        as_of=t, catalog=self.lowering, debug_name=f"index {item.name}")
+            as_of = max([t] + [s for s in (self.reader.since_of(i) for i in desc.import_ids()) if s is not None])
+            if as_of != t:
+                desc = build_index_dataflow(item.on_id, index_id=item.id, key=tuple(item.key), arity=on.arity(),
+                                            as_of=as_of, catalog=self.lowering, debug_name=f"index {item.name}")
+            self.controller.create_dataflow(desc)
+
+
+Database.restart_replica = _restart_replica

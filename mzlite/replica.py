@@ -1,0 +1,34 @@
+"""Building the replica: the two runtimes, their drivers, the registry and the Multiplexer.
+
+Owns the wiring of compute's machinery for one database.  Invariant: with
+``enable_compute_interactive_runtime`` off there is no interactive runtime at all and
+every command goes to maintenance, so behaviour is identical from the outside.
+Deliberately not here: the protocol conversation (``mzlite.controller``).
+"""
+from __future__ import annotations
+
+
+class Replica:
+    def __init__(self, storage_collections, *, interactive: bool):
+        from compute.driver import RuntimeDriver
+        from compute.multiplexer import Multiplexer
+        from compute.registry import SharedArrangementRegistry
+        from compute.runtime import Runtime
+
+        self.registry = SharedArrangementRegistry()
+        self.maintenance = Runtime("maintenance", storage_collections, self.registry)
+        self.interactive = Runtime("interactive", storage_collections, self.registry) if interactive else None
+        self.maintenance_driver = RuntimeDriver(self.maintenance)
+        self.interactive_driver = RuntimeDriver(self.interactive) if self.interactive is not None else None
+        self.mux = Multiplexer(self.maintenance_driver, self.interactive_driver)
+
+    def runtimes(self):
+        out = [("maintenance", self.maintenance)]
+        if self.interactive is not None:
+            out.append(("interactive", self.interactive))
+        return out
+
+    def shutdown(self) -> None:
+        for d in (self.maintenance_driver, self.interactive_driver):
+            if d is not None:
+                d.shutdown()

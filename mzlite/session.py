@@ -1,0 +1,164 @@
+"""Sessions and variables.
+
+Owns: session variables (``SET``/``SHOW``/``RESET``), system parameters (``ALTER SYSTEM
+SET``, ``connect(system_parameters=...)``) with their types and defaults, and a
+session's transaction state.  Invariants: a variable's value always has its declared
+type; a transaction is read-only or write-only (as in Materialize) and its writes are
+invisible until COMMIT, when they apply at one timestamp.  Deliberately not here:
+executing anything.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from sql import errors as E
+
+
+def _parse_bool(v) -> bool:
+    if isinstance(v, bool):
+        return v
+    s = str(v).strip().lower()
+    if s in ("true", "on", "yes", "1", "t", "y"):
+        return True
+    if s in ("false", "off", "no", "0", "f", "n"):
+        return False
+    raise E.error_for(E.INVALID_PARAMETER_VALUE, f"invalid value for parameter: {v!r}")
+
+
+def _parse_duration_ms(v) -> int:
+    """PostgreSQL durations: an integer is milliseconds; '1s', '500ms', '2min' are accepted."""
+    if isinstance(v, bool):
+        raise E.error_for(E.INVALID_PARAMETER_VALUE, f"invalid duration: {v!r}")
+    if isinstance(v, (int, float)):
+        return int(v)
+    s = str(v).strip().lower().replace(" ", "")
+    units = [("ms", 1), ("min", 60000), ("s", 1000), ("h", 3600000), ("d", 86400000)]
+    for suffix, mul in units:
+        if s.endswith(suffix) and s[: -len(suffix)].replace(".", "", 1).isdigit():
+            return int(float(s[: -len(suffix)]) * mul)
+    if s.isdigit():
+        return int(s)
+    raise E.error_for(E.INVALID_PARAMETER_VALUE, f"invalid value for parameter \"statement_timeout\": \"{v}\"")
+
+
+def _parse_isolation(v) -> str:
+    s = str(v).strip().lower()
+    if s in ("strict serializable", "serializable"):
+        return s
+    if s in ("read committed", "repeatable read", "read uncommitted"):
+        return "serializable"
+    raise E.error_for(E.INVALID_PARAMETER_VALUE, f"invalid value for parameter \"transaction_isolation\": \"{v}\"")
+
+
+def _parse_text(v) -> str:
+    return str(v)
+
+
+@dataclass(frozen=True)
+class VarDef:
+    name: str
+    default: Any
+    parse: Any
+    description: str
+
+
+SESSION_VARS = {v.name: v for v in [
+    VarDef("transaction_isolation", "strict serializable", _parse_isolation,
+           "Isolation of reads: 'strict serializable' reads every committed write; 'serializable' never waits."),
+    VarDef("statement_timeout", 0, _parse_duration_ms, "Cancel a statement after this long (0: never)."),
+    VarDef("application_name", "", _parse_text, "Reported name of the client."),
+    VarDef("client_encoding", "UTF8", _parse_text, "Client encoding (always UTF8)."),
+    VarDef("datestyle", "ISO, MDY", _parse_text, "Date output style."),
+    VarDef("timezone", "UTC", _parse_text, "Time zone."),
+    VarDef("search_path", "public", _parse_text, "Schema search path."),
+    VarDef("cluster", "quickstart", _parse_text, "The cluster (mzlite has one)."),
+    VarDef("database", "materialize", _parse_text, "The database (mzlite has one)."),
+    VarDef("sql_dialect", "postgres", _parse_text, "Dialect of incoming SQL."),
+    VarDef("extra_float_digits", "3", _parse_text, "Float output precision."),
+]}
+
+SYSTEM_VARS = {v.name: v for v in [
+    VarDef("enable_compute_interactive_runtime", True, _parse_bool,
+           "Serve one-shot reads on the interactive runtime, off the arrangements maintenance publishes."),
+    VarDef("compaction_window_ms", 1000, _parse_duration_ms,
+           "How much history indexes and materialized views keep readable (AS OF)."),
+    VarDef("max_result_size", 1 << 30, int, "Largest result a read may return, in bytes (not enforced)."),
+]}
+
+
+def _format(value) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+class SystemParameters:
+    def __init__(self, overrides=None):
+        self.values = {name: v.default for name, v in SYSTEM_VARS.items()}
+        for name, value in (overrides or {}).items():
+            self.set(name, value)
+
+    def set(self, name: str, value) -> None:
+        name = name.lower()
+        if name not in SYSTEM_VARS:
+            raise E.error_for(E.UNDEFINED_OBJECT, f"unrecognized configuration parameter \"{name}\"")
+        self.values[name] = SYSTEM_VARS[name].default if value is None else SYSTEM_VARS[name].parse(value)
+
+    def __getitem__(self, name: str):
+        return self.values[name]
+
+    def show(self, name: str) -> str:
+        return _format(self.values[name])
+
+
+@dataclass
+class Transaction:
+    explicit: bool
+    #: "read" or "write" once the first statement decides; None before
+    kind: Optional[str] = None
+    #: pending writes: table id -> [(row, diff)]
+    writes: dict = field(default_factory=dict)
+    #: the read timestamp of a read transaction (all its reads see one time)
+    read_ts: Optional[int] = None
+    failed: bool = False
+
+
+class Session:
+    def __init__(self, conn_id: int, system: SystemParameters):
+        self.conn_id = conn_id
+        self.system = system
+        self.vars = {name: v.default for name, v in SESSION_VARS.items()}
+        self.txn: Optional[Transaction] = None
+        self.cancel_requested = False
+        #: SUBSCRIBE cursors and the like, by name (a later issue)
+        self.portals: dict = {}
+
+    def in_transaction(self) -> bool:
+        return self.txn is not None and self.txn.explicit
+
+    def set_var(self, name: str, value) -> None:
+        name = name.lower()
+        if name in SYSTEM_VARS:
+            raise E.error_for("55P02", f"parameter \"{name}\" cannot be changed now; use ALTER SYSTEM SET")
+        if name not in SESSION_VARS:
+            raise E.error_for(E.UNDEFINED_OBJECT, f"unrecognized configuration parameter \"{name}\"")
+        self.vars[name] = SESSION_VARS[name].default if value is None else SESSION_VARS[name].parse(value)
+
+    def show_var(self, name: str) -> str:
+        name = name.lower()
+        if name in SESSION_VARS:
+            v = self.vars[name]
+            if name == "statement_timeout":
+                return f"{v}ms" if v else "0"
+            return _format(v)
+        if name in SYSTEM_VARS:
+            return self.system.show(name)
+        if name in ("server_version", "server_version_num"):
+            return "9.5.0" if name == "server_version" else "90500"
+        raise E.error_for(E.UNDEFINED_OBJECT, f"unrecognized configuration parameter \"{name}\"")
+
+    def all_vars(self) -> list[tuple[str, str, str]]:
+        out = [(n, self.show_var(n), v.description) for n, v in SESSION_VARS.items()]
+        out += [(n, self.system.show(n), v.description) for n, v in SYSTEM_VARS.items()]
+        return sorted(out)

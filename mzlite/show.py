@@ -1,0 +1,140 @@
+"""SHOW, SHOW CREATE and EXPLAIN: results built from the catalog and the planner.
+
+Owns the rows and column names of introspection statements, following Materialize's
+output shapes (``SHOW TABLES`` -> name, comment; ``SHOW INDEXES`` -> name, on, cluster,
+key, comment; ``SHOW COLUMNS`` -> name, nullable, type, comment).  Invariant: these
+statements never change anything.  Deliberately not here: plan rendering itself
+(``planner.explain``).
+"""
+from __future__ import annotations
+
+from mzlite.cursor import Result
+from sql import errors as E
+
+
+def literal_timestamp(expr) -> int:
+    """The value of an ``AS OF`` expression (a constant) as a timestamp."""
+    from compute.compile import evaluate_constant
+    from compute.errors import EvalError
+    try:
+        v = evaluate_constant(expr)
+    except EvalError as e:
+        raise E.error_for(e.sqlstate, e.message)
+    except Exception:
+        raise E.error_for(E.FEATURE_NOT_SUPPORTED, "AS OF must be a constant expression")
+    try:
+        t = int(v)
+    except (TypeError, ValueError):
+        raise E.error_for(E.DATATYPE_MISMATCH, f"AS OF must be a timestamp, not {v!r}")
+    if t < 0 or t > 18446744073709551615:
+        raise E.error_for(E.NUMERIC_VALUE_OUT_OF_RANGE, f"timestamp out of range: {t}")
+    return t
+
+
+def _rows(columns, rows) -> Result:
+    return Result(f"SELECT {len(rows)}", [(c, "text") for c in columns], rows, len(rows))
+
+
+def show_objects(db, session, plan, stmt) -> Result:
+    from sql.types import display_name
+    cat = db.catalog
+    kind = plan.kind
+    like = plan.like
+
+    def keep(name):
+        if like is None:
+            return True
+        import re
+        pat = "^" + re.escape(like).replace("%", ".*").replace("_", ".") + "$"
+        return re.match(pat, name) is not None
+
+    if kind == "tables":
+        return _rows(("name", "comment"), [(i.name, "") for i in cat.items("table") if keep(i.name)])
+    if kind == "views":
+        return _rows(("name", "comment"), [(i.name, "") for i in cat.items("view") if keep(i.name)])
+    if kind == "materialized_views":
+        return _rows(("name", "cluster", "comment"),
+                     [(i.name, "quickstart", "") for i in cat.items("materialized_view") if keep(i.name)])
+    if kind == "indexes":
+        out = []
+        for i in cat.items("index"):
+            if plan.on is not None and i.on_id != plan.on:
+                continue
+            if not keep(i.name):
+                continue
+            out.append((i.name, cat.get(i.on_id).name, "quickstart", "{" + ",".join(i.key_sql) + "}", ""))
+        return _rows(("name", "on", "cluster", "key", "comment"), out)
+    if kind == "objects":
+        out = [(i.name, i.kind.replace("_", "-") if i.kind != "materialized_view" else "materialized-view", "")
+               for i in cat.items() if keep(i.name)]
+        return _rows(("name", "type", "comment"), out)
+    if kind == "columns":
+        item = cat.get(plan.on)
+        out = [(c.name, "true" if c.nullable else "false", display_name(c.type), "") for c in item.columns]
+        res = _rows(("name", "nullable", "type", "comment"), out)
+        return res
+    raise E.NotSupportedError(f"SHOW {kind} is not supported")
+
+
+def show_create(db, session, plan, stmt) -> Result:
+    item = db.catalog.get(plan.id)
+    return _rows(("name", "create_sql"), [(item.name, item.create_sql)])
+
+
+def explain(db, session, plan, stmt) -> Result:
+    from planner import explain as X
+    from planner.optimize import optimize
+    from planner.peek import FastPathPeek, SlowPathPeek, plan_peek
+    from planner.lower import build_peek_dataflow
+    inner = plan.plan
+    name = type(inner).__name__
+    interactive = bool(db.system["enable_compute_interactive_runtime"])
+    if plan.stage == "timestamp":
+        return _explain_timestamp(db, session, inner)
+    if name == "SelectPlan":
+        if plan.stage in ("raw", "decorrelated"):
+            text = X.explain_expr(inner.expr)
+        else:
+            expr = optimize(inner.expr)
+            peek = plan_peek(expr, inner.finishing, db.lowering.available_indexes(), optimized=True)
+            desc = None
+            if isinstance(peek, SlowPathPeek):
+                t = db.oracle.peek_read_ts()
+                desc = build_peek_dataflow(peek.expr, view_id=_placeholder(1), index_id=_placeholder(2), as_of=t,
+                                           catalog=db.lowering, optimize_plan=False)
+            text = X.explain_peek(peek, interactive_enabled=interactive, desc=desc).text
+    elif name == "CreateViewPlan":
+        expr = optimize(inner.expr) if plan.stage not in ("raw", "decorrelated") else inner.expr
+        text = X.explain_expr(expr)
+        if inner.materialized:
+            text += "runtime: maintenance\n"
+    elif name == "CreateIndexPlan":
+        on = db.catalog.get(inner.on_id)
+        text = f"Explained Index: on {on.name} key=[{', '.join(inner.key_sql)}]\nruntime: maintenance\n"
+    else:
+        raise E.NotSupportedError(f"EXPLAIN of {name} is not supported")
+    return _rows(("Optimized Plan",), [(text,)])
+
+
+def _placeholder(n):
+    from compute.ids import GlobalId
+    return GlobalId("t", 10 ** 9 + n)
+
+
+def _explain_timestamp(db, session, inner) -> Result:
+    from planner.optimize import optimize
+    from planner.peek import FastPathPeek, plan_peek
+    expr = optimize(inner.expr)
+    peek = plan_peek(expr, inner.finishing, db.lowering.available_indexes(), optimized=True)
+    ids = {peek.index_id} if isinstance(peek, FastPathPeek) else (
+        db.reader.input_ids(peek.expr) if hasattr(peek, "expr") else set())
+    as_of = literal_timestamp(inner.as_of) if inner.as_of is not None else None
+    t = db.reader.choose_timestamp(session, ids, as_of, inner.as_of_at_least)
+    lines = [f"                query timestamp: {t:>13}",
+             f"          oracle read timestamp: {db.oracle.peek_read_ts():>13}",
+             f"isolation level: {session.vars['transaction_isolation']}", "", "source:"]
+    for gid in sorted(ids):
+        item_name = db.catalog.get(gid).name if gid in db.catalog else str(gid)
+        since, upper = db.reader.since_of(gid), db.reader.upper_of(gid)
+        lines.append(f"  {item_name} ({gid}): since [{since}] upper [{'' if upper is None else upper}]")
+    return _rows(("Timestamp",), [("\n".join(lines) + "\n",)])

@@ -1,0 +1,70 @@
+"""Table storage: the coordinator's storage collections and group commit.
+
+Owns the map from collection id to ``compute.persist.StorageCollection`` for tables
+and for materialized views' outputs (which the maintenance runtime writes).
+Invariants: a write commits at one timestamp from the oracle, and every *table's*
+upper advances past it together (group commit), so one read timestamp sees a
+consistent database; table uppers only advance.  Deliberately not here: validation
+of rows (the coordinator checks NOT NULL and types before calling ``commit``), and
+durability (a later issue).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Iterable, Mapping
+
+from compute.ids import GlobalId
+from compute.persist import StorageCollection
+from mzlite.oracle import TimestampOracle
+
+
+class TableStorage:
+    def __init__(self, oracle: TimestampOracle):
+        self.oracle = oracle
+        #: every storage collection the compute layer may read: tables and MV outputs
+        self.collections: dict[GlobalId, StorageCollection] = {}
+        #: the subset that are tables (written by the coordinator, advanced by group commit)
+        self.tables: set[GlobalId] = set()
+        self._lock = threading.Lock()
+
+    def create_table(self, id: GlobalId, arity: int) -> StorageCollection:
+        with self._lock:
+            t = self.oracle.write_ts()
+            coll = StorageCollection(id, arity, since=t, upper=t + 1)
+            self.collections[id] = coll
+            self.tables.add(id)
+        self.advance_tables(t + 1)
+        return coll
+
+    def create_output(self, id: GlobalId, arity: int, as_of: int) -> StorageCollection:
+        """A collection written by a materialized view's sink, starting at ``as_of``."""
+        coll = StorageCollection(id, arity, since=as_of, upper=as_of)
+        self.collections[id] = coll
+        return coll
+
+    def drop(self, id: GlobalId) -> None:
+        with self._lock:
+            coll = self.collections.pop(id, None)
+            self.tables.discard(id)
+        if coll is not None:
+            coll.compact(None)
+
+    def commit(self, writes: Mapping[GlobalId, list]) -> int:
+        """Apply ``{table: [(row, diff), ...]}`` at one fresh timestamp; return it."""
+        with self._lock:
+            t = self.oracle.write_ts()
+            for id, updates in writes.items():
+                if updates:
+                    self.collections[id].append(updates, t, t + 1)
+            for id in self.tables:
+                coll = self.collections[id]
+                if coll.upper is not None and coll.upper <= t:
+                    coll.advance_upper(t + 1)
+            return t
+
+    def advance_tables(self, upper: int) -> None:
+        """Advance every table's upper to at least ``upper`` (time passes without writes)."""
+        for id in list(self.tables):
+            coll = self.collections.get(id)
+            if coll is not None:
+                coll.advance_upper(upper)

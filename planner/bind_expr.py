@@ -1,0 +1,562 @@
+"""Binding scalar SQL expressions (pglast nodes) to ``compute.scalar`` expressions.
+
+Owns name scopes (``Scope``: which relation column a SQL name means, including outer
+references of correlated subqueries), the typing of expressions through ``sql.types`` /
+``sql.functions`` (implicit casts inserted, unknown literals coerced at bind time), and
+``ExprContext``: the relation an expression is bound against.  Invariant: binding never
+removes or reorders columns of ``ExprContext.rel``: a subquery *appends* a column (see
+``planner.decorrelate``), so expressions bound earlier stay valid.  Every user mistake
+raises a ``sql.errors`` error carrying the 1-based position of the offending token.
+Deliberately not here: relational binding (``planner.bind_query``) and the subquery
+rewrites themselves (``planner.decorrelate``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Optional
+
+from pglast import ast
+
+from compute.errors import EvalError
+from compute.relation import AggregateExpr
+from compute.scalar import Call, CallMzNow, Column, If, Literal, ScalarExpr
+from sql import errors
+from sql import functions as F
+from sql import types as T
+
+
+def enum_name(v) -> str:
+    return getattr(v, "name", v)
+
+
+# ------------------------------------------------------------------ scopes
+
+
+@dataclass
+class ScopeItem:
+    table: Optional[str]      #: the FROM item's (alias) name, or None
+    name: Optional[str]       #: the column name (None: unnamed, not resolvable)
+    index: int                #: column of the relation the scope describes
+    in_star: bool = True      #: part of ``*`` expansion
+    qualified_only: bool = False  #: reachable only as ``table.name`` (USING originals)
+
+
+@dataclass(eq=False)
+class OuterRef:
+    """The link from a subquery's scope to the enclosing query's row.
+
+    ``mapping``: outer-row column -> column of the subquery's prefix (None: identity, the
+    first binding pass where the prefix is the whole outer row); ``used`` collects the
+    outer-row columns the subquery reads (its correlation)."""
+    scope: "Scope"
+    mapping: Optional[dict[int, int]] = None
+    used: set = field(default_factory=set)
+
+
+class Scope:
+    def __init__(self, items: list[ScopeItem], outer: Optional[OuterRef] = None):
+        self.items = items
+        self.outer = outer
+
+    def tables(self) -> set:
+        return {i.table for i in self.items if i.table is not None}
+
+    def lookup_local(self, ctx: "ExprContext", parts: tuple[str, ...], loc) -> Optional[int]:
+        if len(parts) == 1:
+            hits = [i for i in self.items if i.name == parts[0] and not i.qualified_only]
+        else:
+            table = parts[-2]
+            hits = [i for i in self.items if i.name == parts[-1] and i.table == table]
+        idx = {h.index for h in hits}
+        if len(idx) > 1:
+            raise ctx.binder.error(errors.AMBIGUOUS_COLUMN, f'column reference "{parts[-1]}" is ambiguous', loc)
+        return hits[0].index if hits else None
+
+    def has_table(self, table: str) -> bool:
+        return table in self.tables()
+
+
+class GroupScope(Scope):
+    """The scope after a Reduce: FROM columns resolve only through the group key."""
+
+    def __init__(self, inner: Scope, keymap: dict[int, int]):
+        super().__init__(inner.items, inner.outer)
+        self.inner = inner
+        self.keymap = keymap
+
+    def lookup_local(self, ctx, parts, loc):
+        i = self.inner.lookup_local(ctx, parts, loc)
+        if i is None:
+            return None
+        if i in self.keymap:
+            return self.keymap[i]
+        item = next(it for it in self.items if it.index == i)
+        name = f"{item.table}.{item.name}" if item.table else item.name
+        raise ctx.binder.error(errors.GROUPING_ERROR,
+                               f'column "{name}" must appear in the GROUP BY clause or be used in an aggregate function',
+                               loc)
+
+
+def resolve_column(ctx: "ExprContext", scope: Scope, parts: tuple[str, ...], loc) -> Optional[int]:
+    """The column ``parts`` names in ``scope``'s relation, following outer references."""
+    idx = scope.lookup_local(ctx, parts, loc)
+    if idx is not None:
+        return idx
+    if len(parts) > 1 and scope.has_table(parts[-2]):
+        raise ctx.binder.error(errors.UNDEFINED_COLUMN, f"column {parts[-2]}.{parts[-1]} does not exist", loc)
+    o = scope.outer
+    if o is None:
+        return None
+    j = resolve_column(ctx, o.scope, parts, loc)
+    if j is None:
+        return None
+    o.used.add(j)
+    return o.mapping[j] if o.mapping is not None else j
+
+
+# ------------------------------------------------------------------ aggregates in a grouped query
+
+
+@dataclass
+class Grouping:
+    """What a grouped query's post-Reduce expressions may refer to."""
+    prefix: int                                 #: outer columns leading the Reduce output
+    keys: list[ScalarExpr]                      #: group key expressions over the FROM relation
+    aggs: dict[int, int]                        #: id(FuncCall node) -> output column
+    from_ctx: "ExprContext"                     #: for matching non-column key expressions
+
+
+AGGREGATES = F.aggregate_names()
+
+
+def is_aggregate_call(node) -> bool:
+    return (isinstance(node, ast.FuncCall) and node.over is None
+            and node.funcname[-1].sval.lower() in AGGREGATES)
+
+
+def find_aggregates(node, out: list) -> list:
+    """Aggregate calls in ``node`` outside subqueries (aggregates of this query level)."""
+    if isinstance(node, ast.SubLink):
+        return out
+    if is_aggregate_call(node):
+        out.append(node)
+        return out
+    if isinstance(node, ast.Node):
+        for name in node:
+            find_aggregates(getattr(node, name), out)
+    elif isinstance(node, tuple):
+        for x in node:
+            find_aggregates(x, out)
+    return out
+
+
+def has_sublink(node) -> bool:
+    if isinstance(node, ast.SubLink):
+        return True
+    if isinstance(node, ast.Node):
+        return any(has_sublink(getattr(node, n)) for n in node)
+    if isinstance(node, tuple):
+        return any(has_sublink(x) for x in node)
+    return False
+
+
+# ------------------------------------------------------------------ expression context
+
+
+def python_literal(value) -> Literal:
+    """A bound parameter: type inferred from the Python value."""
+    if value is None:
+        return Literal(None, "unknown")
+    if isinstance(value, bool):
+        return Literal(value, "bool")
+    if isinstance(value, int):
+        if -2**31 <= value < 2**31:
+            return Literal(value, "int4")
+        if -2**63 <= value < 2**63:
+            return Literal(value, "int8")
+        return Literal(Decimal(value), "numeric")
+    if isinstance(value, float):
+        return Literal(value, "float8")
+    if isinstance(value, Decimal):
+        return Literal(value, "numeric")
+    if isinstance(value, str):
+        return Literal(value, "unknown")
+    raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"unsupported parameter type {type(value).__name__}")
+
+
+def with_position(e: errors.Error, pos) -> errors.Error:
+    if getattr(e, "position", None) is None:
+        e.position = pos
+    return e
+
+
+class ExprContext:
+    """Binds expressions against the relation ``rel`` (column types ``types``) named by ``scope``.
+
+    ``rel`` grows (columns appended) when a subquery is bound; read it after binding."""
+
+    def __init__(self, binder, rel, types: list[str], scope: Scope, *, clause: str = "",
+                 grouping: Optional[Grouping] = None, allow_aggregates: bool = False):
+        self.binder = binder
+        self.rel = rel
+        self.types = list(types)
+        self.scope = scope
+        self.clause = clause
+        self.grouping = grouping
+        self.allow_aggregates = allow_aggregates
+
+    # ---- types
+    def typeof(self, e: ScalarExpr) -> str:
+        if isinstance(e, Column):
+            return self.types[e.index]
+        return e.type
+
+    def coerce(self, e: ScalarExpr, to: str, context: str = "implicit", loc=None) -> ScalarExpr:
+        frm = self.typeof(e)
+        if frm == to:
+            return e
+        pos = self.binder.pos(loc)
+        if isinstance(e, Literal) and frm == "unknown":
+            if e.value is None:
+                return Literal(None, to)
+            try:
+                return Literal(T.parse_literal(e.value, to), to)
+            except errors.Error as ex:
+                raise with_position(ex, pos)
+        try:
+            fid = F.resolve_cast(frm, to, context)
+        except errors.Error as ex:
+            if context != "explicit" and ex.sqlstate == "42846":
+                raise errors.error_for(errors.DATATYPE_MISMATCH, ex.message, position=pos)
+            raise with_position(ex, pos)
+        if fid is None:
+            return e
+        out = Call(fid, (e,), to)
+        if isinstance(e, Literal):
+            return self.fold(out, loc)
+        return out
+
+    def fold(self, e: ScalarExpr, loc=None) -> ScalarExpr:
+        """Evaluate a column-free call of literals now (PostgreSQL folds constants at plan time)."""
+        from compute.compile import evaluate_constant
+        try:
+            return Literal(evaluate_constant(e), e.type)
+        except EvalError as ex:
+            raise errors.error_for(ex.sqlstate, ex.message, position=self.binder.pos(loc))
+
+    def coerce_bool(self, e: ScalarExpr, what: str, loc) -> ScalarExpr:
+        t = self.typeof(e)
+        if t == "bool":
+            return e
+        if t == "unknown":
+            return self.coerce(e, "bool", "implicit", loc)
+        raise self.binder.error(errors.DATATYPE_MISMATCH, f"argument of {what} must be type boolean, not type "
+                                f"{T.display_name(t)}", loc)
+
+    def apply(self, res, args: list[ScalarExpr], loc) -> list[ScalarExpr]:
+        return [self.coerce(a, t, "implicit", loc) for a, t in zip(args, res.arg_types)]
+
+    def call_operator(self, op: str, args: list[ScalarExpr], loc) -> ScalarExpr:
+        types = [self.typeof(a) for a in args]
+        try:
+            res = F.resolve_operator(op, types[0], types[1] if len(types) > 1 else None)
+        except errors.Error as ex:
+            raise with_position(ex, self.binder.pos(loc))
+        return Call(res.func_id, tuple(self.apply(res, args, loc)), res.return_type)
+
+    def call_function(self, name: str, args: list[ScalarExpr], loc) -> ScalarExpr:
+        types = [self.typeof(a) for a in args]
+        try:
+            res = F.resolve_function(name, types)
+        except errors.Error as ex:
+            raise with_position(ex, self.binder.pos(loc))
+        return Call(res.func_id, tuple(self.apply(res, args, loc)), res.return_type)
+
+    def common(self, exprs: list[ScalarExpr], what: str, loc) -> tuple[str, list[ScalarExpr]]:
+        types = [self.typeof(e) for e in exprs]
+        t = T.common_type(types)
+        if t is None:
+            known = [x for x in types if x != "unknown"]
+            other = next((x for x in known if x != known[0]), known[-1])
+            raise self.binder.error(errors.DATATYPE_MISMATCH, f"{what} types {T.display_name(known[0])} and "
+                                    f"{T.display_name(other)} cannot be matched", loc)
+        return t, [self.coerce(e, t, "implicit", loc) for e in exprs]
+
+    # ---- entry point
+    def bind(self, node) -> ScalarExpr:
+        g = self.grouping
+        if g is not None and not isinstance(node, (ast.ColumnRef, ast.A_Const, ast.ParamRef)):
+            hit = self._match_group_key(node)
+            if hit is not None:
+                return hit
+        m = getattr(self, "_" + type(node).__name__, None)
+        if m is None:
+            raise self.binder.error(errors.FEATURE_NOT_SUPPORTED,
+                                    f"{type(node).__name__} expressions are not supported", getattr(node, "location", None))
+        return m(node)
+
+    def bind_bool(self, node, what: str) -> ScalarExpr:
+        return self.coerce_bool(self.bind(node), what, getattr(node, "location", None))
+
+    def _match_group_key(self, node) -> Optional[ScalarExpr]:
+        g = self.grouping
+        if is_aggregate_call(node) or all(isinstance(k, Column) for k in g.keys) or has_sublink(node) \
+                or find_aggregates(node, []):
+            return None
+        scratch = ExprContext(self.binder, g.from_ctx.rel, g.from_ctx.types, g.from_ctx.scope, clause=self.clause)
+        try:
+            e = scratch.bind(node)
+        except errors.Error:
+            return None
+        for k, key in enumerate(g.keys):
+            if key == e and not isinstance(key, Column):
+                return Column(g.prefix + k)
+        return None
+
+    # ---- leaves
+    def _ColumnRef(self, node) -> ScalarExpr:
+        parts = []
+        for f in node.fields:
+            if isinstance(f, ast.A_Star):
+                raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "row expressions (*) are not supported here",
+                                        node.location)
+            parts.append(f.sval)
+        parts = tuple(parts)
+        idx = resolve_column(self, self.scope, parts, node.location)
+        if idx is None:
+            if len(parts) > 1:
+                raise self.binder.error(errors.UNDEFINED_TABLE,
+                                        f'missing FROM-clause entry for table "{parts[-2]}"', node.location)
+            raise self.binder.error(errors.UNDEFINED_COLUMN, f'column "{parts[-1]}" does not exist', node.location)
+        return Column(idx)
+
+    def _A_Const(self, node) -> ScalarExpr:
+        if node.isnull:
+            return Literal(None, "unknown")
+        v = node.val
+        if isinstance(v, ast.Integer):
+            return python_literal(v.ival)
+        if isinstance(v, ast.Float):
+            d = Decimal(v.fval)
+            if d == d.to_integral_value() and "." not in v.fval and "e" not in v.fval.lower():
+                return python_literal(int(d))
+            return Literal(d, "numeric")
+        if isinstance(v, ast.String):
+            return Literal(v.sval, "unknown")
+        if isinstance(v, ast.Boolean):
+            return Literal(bool(v.boolval), "bool")
+        raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "unsupported literal", node.location)
+
+    def _ParamRef(self, node) -> ScalarExpr:
+        n = node.number
+        if not 1 <= n <= len(self.binder.params):
+            raise self.binder.error("42P02", f"there is no parameter ${n}", node.location)
+        return python_literal(self.binder.params[n - 1])
+
+    # ---- operators
+    def _A_Expr(self, node) -> ScalarExpr:
+        kind = enum_name(node.kind)
+        loc = node.location
+        op = node.name[-1].sval if node.name else ""
+        if kind == "AEXPR_OP":
+            if node.lexpr is None:
+                return self.call_operator(op, [self.bind(node.rexpr)], loc)
+            if node.rexpr is None:
+                return self.call_operator(op, [self.bind(node.lexpr)], loc)
+            return self.call_operator(op, [self.bind(node.lexpr), self.bind(node.rexpr)], loc)
+        if kind in ("AEXPR_LIKE", "AEXPR_ILIKE"):
+            return self.call_operator(op, [self.bind(node.lexpr), self.bind(node.rexpr)], loc)
+        if kind in ("AEXPR_DISTINCT", "AEXPR_NOT_DISTINCT"):
+            name = "is distinct from" if kind == "AEXPR_DISTINCT" else "is not distinct from"
+            return self.call_operator(name, [self.bind(node.lexpr), self.bind(node.rexpr)], loc)
+        if kind == "AEXPR_NULLIF":
+            return self.call_function("nullif", [self.bind(node.lexpr), self.bind(node.rexpr)], loc)
+        if kind == "AEXPR_IN":
+            x = self.bind(node.lexpr)
+            items = [self.bind(r) for r in node.rexpr]
+            # PostgreSQL: x IN (a, b) is x = a OR x = b with the list's common type
+            t, coerced = self.common([x] + items, "IN", loc)
+            x, items = coerced[0], coerced[1:]
+            eqs = [self.call_operator("=", [x, i], loc) for i in items]
+            out = eqs[0] if len(eqs) == 1 else Call("or", tuple(eqs), "bool")
+            return Call("not", (out,), "bool") if op == "<>" else out
+        if kind.startswith("AEXPR_BETWEEN") or kind.startswith("AEXPR_NOT_BETWEEN"):
+            x = self.bind(node.lexpr)
+            lo, hi = (self.bind(r) for r in node.rexpr)
+
+            def between(lo, hi):
+                return Call("and", (self.call_operator(">=", [x, lo], loc), self.call_operator("<=", [x, hi], loc)),
+                            "bool")
+            out = between(lo, hi)
+            if kind.endswith("_SYM"):
+                out = Call("or", (out, between(hi, lo)), "bool")
+            return Call("not", (out,), "bool") if "NOT" in kind else out
+        if kind in ("AEXPR_OP_ANY", "AEXPR_OP_ALL"):
+            raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "ANY/ALL over arrays is not supported", loc)
+        raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, f"operator kind {kind} is not supported", loc)
+
+    def _BoolExpr(self, node) -> ScalarExpr:
+        op = enum_name(node.boolop)
+        word = {"AND_EXPR": "AND", "OR_EXPR": "OR", "NOT_EXPR": "NOT"}[op]
+        args = [self.bind_bool(a, word) for a in node.args]
+        if op == "NOT_EXPR":
+            return Call("not", (args[0],), "bool")
+        return Call("and" if op == "AND_EXPR" else "or", tuple(args), "bool")
+
+    def _NullTest(self, node) -> ScalarExpr:
+        x = self.bind(node.arg)
+        f = "is_null" if enum_name(node.nulltesttype) == "IS_NULL" else "is_not_null"
+        return Call(f, (x,), "bool")
+
+    def _BooleanTest(self, node) -> ScalarExpr:
+        t = enum_name(node.booltesttype)
+        word = t.replace("_", " ").lower()
+        x = self.bind_bool(node.arg, word.upper())
+        f = {"IS_TRUE": "is_true", "IS_NOT_TRUE": "is_not_true", "IS_FALSE": "is_false",
+             "IS_NOT_FALSE": "is_not_false", "IS_UNKNOWN": "is_null", "IS_NOT_UNKNOWN": "is_not_null"}[t]
+        return Call(f, (x,), "bool")
+
+    def _TypeCast(self, node) -> ScalarExpr:
+        to = self.binder.type_name(node.typeName)
+        x = self.bind(node.arg)
+        return self.coerce(x, to, "explicit", node.location)
+
+    def _CollateClause(self, node) -> ScalarExpr:
+        return self.bind(node.arg)
+
+    def _CaseExpr(self, node) -> ScalarExpr:
+        loc = node.location
+        arg = self.bind(node.arg) if node.arg is not None else None
+        conds, results = [], []
+        for w in node.args:
+            if arg is not None:
+                c = self.call_operator("=", [arg, self.bind(w.expr)], w.location)
+            else:
+                c = self.bind_bool(w.expr, "CASE/WHEN")
+            conds.append(c)
+            results.append(self.bind(w.result))
+        els = self.bind(node.defresult) if node.defresult is not None else Literal(None, "unknown")
+        t, coerced = self.common(results + [els], "CASE", loc)
+        out = coerced[-1]
+        for c, r in reversed(list(zip(conds, coerced[:-1]))):
+            out = If(c, r, out, t)
+        return out
+
+    def _CoalesceExpr(self, node) -> ScalarExpr:
+        return self.call_function("coalesce", [self.bind(a) for a in node.args], node.location)
+
+    def _MinMaxExpr(self, node) -> ScalarExpr:
+        name = "greatest" if enum_name(node.op) == "IS_GREATEST" else "least"
+        return self.call_function(name, [self.bind(a) for a in node.args], node.location)
+
+    # ---- functions and aggregates
+    def _FuncCall(self, node) -> ScalarExpr:
+        name = node.funcname[-1].sval.lower()
+        loc = node.location
+        if node.over is not None:
+            raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "window functions are not supported", loc)
+        if name in AGGREGATES:
+            g = self.grouping
+            if g is not None and id(node) in g.aggs:
+                return Column(g.aggs[id(node)])
+            clause = self.clause or "this context"
+            raise self.binder.error(errors.GROUPING_ERROR, f"aggregate functions are not allowed in {clause}", loc)
+        if node.agg_star or node.agg_distinct or node.agg_filter is not None:
+            raise self.binder.error(errors.WRONG_OBJECT_TYPE,
+                                    f"{name} is not an aggregate function", loc)
+        args = [self.bind(a) for a in (node.args or ())]
+        if name == "mz_now":
+            if args:
+                raise self.binder.error(errors.UNDEFINED_FUNCTION, "function mz_now() takes no arguments", loc)
+            return CallMzNow()
+        return self.call_function(name, args, loc)
+
+    def bind_aggregate(self, node) -> AggregateExpr:
+        """An aggregate call's ``AggregateExpr`` with its argument bound against this context."""
+        name = node.funcname[-1].sval.lower()
+        loc = node.location
+        if node.agg_order:
+            raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "ORDER BY in aggregates is not supported", loc)
+        inner = ExprContext(self.binder, self.rel, self.types, self.scope, clause="aggregate function calls")
+        for a in node.args or ():
+            if find_aggregates(a, []):
+                raise self.binder.error(errors.GROUPING_ERROR, "aggregate function calls cannot be nested",
+                                        find_aggregates(a, [])[0].location)
+        args = [inner.bind(a) for a in (node.args or ())]
+        if node.agg_star:
+            args = []
+        types = [inner.typeof(a) for a in args]
+        try:
+            res = F.resolve_aggregate(name, types)
+        except errors.Error as ex:
+            raise with_position(ex, self.binder.pos(loc))
+        if res.func == "count" and not args:
+            expr: ScalarExpr = Literal(True, "bool")
+        elif res.func == "string_agg":
+            v = inner.coerce(args[0], res.input_type, "implicit", loc)
+            d = inner.coerce(args[1], "text", "implicit", loc)
+            expr = Call("record", (v, d), "record")
+        else:
+            expr = inner.coerce(args[0], res.input_type, "implicit", loc)
+        if node.agg_filter is not None:
+            cond = inner.bind_bool(node.agg_filter, "FILTER")
+            # FILTER: rows failing the condition contribute NULL (ignored by every aggregate)
+            if res.func == "string_agg":
+                expr = If(cond, expr, Literal(None, "record"), "record")
+            else:
+                expr = If(cond, expr, Literal(None, res.input_type), res.input_type)
+        self.rel, self.types = inner.rel, inner.types
+        return AggregateExpr(res.func, expr, bool(node.agg_distinct), res.input_type, res.output_type)
+
+    # ---- subqueries
+    def _SubLink(self, node) -> ScalarExpr:
+        from planner import decorrelate
+        return decorrelate.bind_sublink(self, node)
+
+    def _RowExpr(self, node) -> ScalarExpr:
+        raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "row constructors are not supported", node.location)
+
+    def _SQLValueFunction(self, node) -> ScalarExpr:
+        raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "date/time value functions are not supported yet",
+                                node.location)
+
+
+def figure_colname(node) -> str:
+    """PostgreSQL's FigureColname: the default output name of a select-list expression."""
+    if isinstance(node, ast.ColumnRef):
+        last = node.fields[-1]
+        return last.sval if isinstance(last, ast.String) else "?column?"
+    if isinstance(node, ast.FuncCall):
+        return node.funcname[-1].sval.lower()
+    if isinstance(node, ast.TypeCast):
+        inner = figure_colname(node.arg)
+        if inner != "?column?":
+            return inner
+        return node.typeName.names[-1].sval
+    if isinstance(node, ast.CaseExpr):
+        return "case"
+    if isinstance(node, ast.CoalesceExpr):
+        return "coalesce"
+    if isinstance(node, ast.MinMaxExpr):
+        return "greatest" if enum_name(node.op) == "IS_GREATEST" else "least"
+    if isinstance(node, ast.A_Expr) and enum_name(node.kind) == "AEXPR_NULLIF":
+        return "nullif"
+    if isinstance(node, ast.SubLink):
+        k = enum_name(node.subLinkType)
+        if k == "EXISTS_SUBLINK":
+            return "exists"
+        if k == "EXPR_SUBLINK":
+            sel = node.subselect
+            while sel.op is not None and enum_name(sel.op) != "SETOP_NONE":
+                sel = sel.larg
+            tl = sel.targetList or ()
+            if tl:
+                return tl[0].name or figure_colname(tl[0].val)
+        if k == "ARRAY_SUBLINK":
+            return "array"
+    if isinstance(node, ast.RowExpr):
+        return "row"
+    if isinstance(node, ast.CollateClause):
+        return figure_colname(node.arg)
+    return "?column?"

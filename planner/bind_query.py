@@ -1,0 +1,599 @@
+"""Binding SQL queries (SELECT, VALUES, set operations, FROM, joins, grouping) to MIR.
+
+Owns ``Binder`` (per-statement state: catalog, parameters, CTEs, the items a plan reads)
+and ``BoundQuery``.  Invariant (the decorrelation contract): every query is bound against
+an *outer relation* ``D`` (``Outer``): the distinct values of the enclosing query's
+columns it may read, or the one-row unit relation at top level; every relation built at
+that query level carries ``D``'s columns as a leading *prefix*, and outer references
+resolve to prefix columns.  So a correlated subquery is an ordinary relation keyed by its
+prefix, joined back to the outer rows on it (``planner.decorrelate``); nothing is ever
+evaluated per row.  Views are inlined (their stored MIR), tables and materialized views
+become ``Get``.
+Deliberately not here: scalar expressions (``planner.bind_expr``), subquery and outer-join
+constructions (``planner.decorrelate``), statements (``planner.bind_stmt``).
+This module is over 600 lines because SELECT's clauses share one binding state.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from pglast import ast
+
+from compute.relation import (ColumnOrder, Constant, Filter, Get, Join, Map, Negate, Project, Reduce,
+                              Threshold, TopK, Union)
+from compute.scalar import Call, Column, Literal
+from planner import decorrelate as dc
+from planner.bind_expr import (ExprContext, Grouping, GroupScope, OuterRef, Scope, ScopeItem, enum_name,
+                               figure_colname, find_aggregates)
+from sql import errors
+from sql import types as T
+
+UNIT = Constant((((), 1),), 0)
+
+
+@dataclass
+class Outer:
+    """The outer relation a query is bound against (see the module docstring)."""
+    rel: object
+    types: list
+    ref: Optional[OuterRef] = None
+
+    @property
+    def arity(self) -> int:
+        return len(self.types)
+
+
+TOP = Outer(UNIT, [], None)
+
+
+@dataclass
+class BoundQuery:
+    expr: object            #: columns: prefix, visible columns, hidden ORDER BY columns
+    prefix: int
+    names: list
+    types: list
+    hidden: int = 0
+    order: tuple = ()       #: ColumnOrder over ``expr``'s columns
+    limit: Optional[int] = None
+    offset: int = 0
+    #: exactly one row per prefix value (a global aggregate): scalar subqueries need no count
+    one_row: bool = False
+
+    def finished(self):
+        """The query as a relation of ``prefix + visible`` columns (TopK applied)."""
+        e = self.expr
+        if self.limit is not None or self.offset:
+            e = TopK(e, tuple(range(self.prefix)), tuple(self.order), self.limit, self.offset)
+        width = self.prefix + len(self.names)
+        if self.hidden:
+            e = Project(e, tuple(range(width)))
+        return e
+
+
+def distinct(rel, arity: int):
+    return Reduce(rel, tuple(Column(i) for i in range(arity)), ())
+
+
+def join_on_prefix(left, right, p: int, left_arity: int):
+    """``left`` joined with ``right`` on their first ``p`` columns; ``right``'s prefix dropped."""
+    if p == 0:
+        if left == UNIT:
+            return right
+        return Join((left, right), ())
+    eqs = tuple((Column(i), Column(left_arity + i)) for i in range(p))
+    ra = right.arity()
+    keep = tuple(range(left_arity)) + tuple(left_arity + j for j in range(p, ra))
+    return Project(Join((left, right), eqs), keep)
+
+
+class Binder:
+    """Per-statement binding state."""
+
+    def __init__(self, catalog, stmt=None, params=()):
+        self.catalog = catalog
+        self.stmt = stmt
+        self.params = tuple(params)
+        self.depends_on: set = set()
+        self.ctes: list[dict] = []
+
+    def pos(self, loc):
+        if self.stmt is None or loc is None:
+            return None
+        return self.stmt.position(loc)
+
+    def error(self, sqlstate: str, message: str, loc=None) -> errors.Error:
+        return errors.error_for(sqlstate, message, position=self.pos(loc))
+
+    def type_name(self, tn) -> str:
+        names = [n.sval for n in tn.names]
+        if names[0] == "pg_catalog" and len(names) > 1:
+            names = names[1:]
+        text = ".".join(names)
+        if tn.arrayBounds:
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, f"array types are not supported", tn.location)
+        try:
+            return T.normalize_type_name(text)
+        except errors.Error as e:
+            e.position = self.pos(tn.location)
+            raise
+
+    # ------------------------------------------------------------ queries
+    def bind_query(self, node, outer: Outer = TOP) -> BoundQuery:
+        pushed = False
+        if getattr(node, "withClause", None) is not None:
+            self.push_ctes(node.withClause)
+            pushed = True
+        try:
+            op = enum_name(node.op)
+            if op not in (None, "SETOP_NONE", 0):
+                return self.bind_setop(node, outer)
+            if node.valuesLists:
+                return self.order_limit(node, self.bind_values(node, outer), None)
+            return self.bind_select(node, outer)
+        finally:
+            if pushed:
+                self.ctes.pop()
+
+    def push_ctes(self, wc) -> None:
+        if wc.recursive:
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, "WITH RECURSIVE is not supported", wc.location)
+        frame: dict = {}
+        self.ctes.append(frame)
+        for cte in wc.ctes:
+            bq = self.bind_query(cte.ctequery, TOP)
+            names = list(bq.names)
+            if cte.aliascolnames:
+                al = [a.sval for a in cte.aliascolnames]
+                if len(al) > len(names):
+                    raise self.error(errors.INVALID_COLUMN_REFERENCE, f'WITH query "{cte.ctename}" has '
+                                     f"{len(names)} columns available but {len(al)} columns specified", cte.location)
+                names[:len(al)] = al
+            if cte.ctename in frame:
+                raise self.error(errors.DUPLICATE_TABLE if False else "42712",
+                                 f'WITH query name "{cte.ctename}" specified more than once', cte.location)
+            frame[cte.ctename] = (bq.finished(), names, list(bq.types))
+
+    def lookup_cte(self, name: str):
+        for frame in reversed(self.ctes):
+            if name in frame:
+                return frame[name]
+        return None
+
+    # ------------------------------------------------------------ VALUES
+    def bind_values(self, node, outer: Outer) -> BoundQuery:
+        rows = node.valuesLists
+        width = len(rows[0])
+        ctxs, bound = [], []
+        for r in rows:
+            if len(r) != width:
+                raise self.error(errors.SYNTAX_ERROR, "VALUES lists must all be the same length",
+                                 getattr(r[0], "location", None))
+            ctx = ExprContext(self, outer.rel, outer.types, Scope([], outer.ref), clause="VALUES")
+            bound.append([ctx.bind(x) for x in r])
+            ctxs.append(ctx)
+        types = []
+        for c in range(width):
+            col = [ctx.typeof(b[c]) for ctx, b in zip(ctxs, bound)]
+            t = T.common_type(col)
+            if t is None:
+                known = [x for x in col if x != "unknown"]
+                other = next(x for x in known if x != known[0])
+                raise self.error(errors.DATATYPE_MISMATCH, f"VALUES types {T.display_name(known[0])} and "
+                                 f"{T.display_name(other)} cannot be matched",
+                                 getattr(rows[0][c], "location", None))
+            types.append(t)
+            for ctx, b, r in zip(ctxs, bound, rows):
+                b[c] = ctx.coerce(b[c], t, "implicit", getattr(r[c], "location", None))
+        expr = values_relation(outer, ctxs, bound)
+        return BoundQuery(expr, outer.arity, [f"column{i + 1}" for i in range(width)], types)
+
+    # ------------------------------------------------------------ set operations
+    def bind_setop(self, node, outer: Outer) -> BoundQuery:
+        op = enum_name(node.op)
+        left = self.bind_query(node.larg, outer)
+        right = self.bind_query(node.rarg, outer)
+        word = {"SETOP_UNION": "UNION", "SETOP_INTERSECT": "INTERSECT", "SETOP_EXCEPT": "EXCEPT"}[op]
+        if len(left.names) != len(right.names):
+            raise self.error(errors.SYNTAX_ERROR, f"each {word} query must have the same number of columns",
+                             _first_loc(node.rarg))
+        p = outer.arity
+        lexpr, rexpr = left.finished(), right.finished()
+        types = []
+        lcasts, rcasts = [], []
+        for i, (lt, rt) in enumerate(zip(left.types, right.types)):
+            t = T.common_type([lt, rt])
+            if t is None:
+                raise self.error(errors.DATATYPE_MISMATCH, f"{word} types {T.display_name(lt)} and "
+                                 f"{T.display_name(rt)} cannot be matched", _first_loc(node.rarg))
+            types.append(t)
+            lcasts.append(t)
+            rcasts.append(t)
+        lexpr = self.cast_columns(lexpr, p, left.types, lcasts)
+        rexpr = self.cast_columns(rexpr, p, right.types, rcasts)
+        width = p + len(types)
+        if op == "SETOP_UNION":
+            e = Union((lexpr, rexpr))
+            if not node.all:
+                e = distinct(e, width)
+        elif op == "SETOP_EXCEPT":
+            if not node.all:
+                lexpr, rexpr = distinct(lexpr, width), distinct(rexpr, width)
+            e = Threshold(Union((lexpr, Negate(rexpr))))
+        else:
+            if not node.all:
+                lexpr, rexpr = distinct(lexpr, width), distinct(rexpr, width)
+            e = Threshold(Union((lexpr, Negate(Threshold(Union((lexpr, Negate(rexpr))))))))
+        bq = BoundQuery(e, p, list(left.names), types)
+        return self.order_limit(node, bq, None)
+
+    def cast_columns(self, rel, p: int, frm: list, to: list):
+        if frm == to:
+            return rel
+        width = p + len(frm)
+        ctx = ExprContext(self, rel, [None] * p + list(frm), Scope([]))
+        exprs = [ctx.coerce(Column(p + i), t, "implicit") for i, t in enumerate(to)]
+        return Project(Map(rel, tuple(exprs)), tuple(range(p)) + tuple(width + i for i in range(len(to))))
+
+    # ------------------------------------------------------------ SELECT
+    def bind_select(self, node, outer: Outer) -> BoundQuery:
+        p = outer.arity
+        rel, types, items = self.bind_from(node.fromClause or (), outer)
+        scope = Scope(items, outer.ref)
+        n = len(types)
+        if node.whereClause is not None:
+            ctx = ExprContext(self, rel, types, scope, clause="WHERE")
+            pred = ctx.bind_bool(node.whereClause, "WHERE")
+            rel = Filter(ctx.rel, (pred,))
+            if len(ctx.types) != n:
+                rel = Project(rel, tuple(range(n)))
+        targets = node.targetList or ()
+        agg_nodes: list = []
+        for t in targets:
+            find_aggregates(t.val, agg_nodes)
+        if node.havingClause is not None:
+            find_aggregates(node.havingClause, agg_nodes)
+        for s in node.sortClause or ():
+            find_aggregates(s.node, agg_nodes)
+        grouped = bool(node.groupClause) or node.havingClause is not None or bool(agg_nodes)
+        one_row = False
+        if grouped:
+            ctx, one_row = self.bind_grouping(node, outer, rel, types, scope, agg_nodes)
+        else:
+            ctx = ExprContext(self, rel, types, scope, clause="SELECT")
+        ctx.clause = "SELECT"
+        # select list
+        exprs, names = [], []
+        for t in targets:
+            v = t.val
+            if isinstance(v, ast.ColumnRef) and isinstance(v.fields[-1], ast.A_Star):
+                for idx, name in self.expand_star(ctx, v):
+                    exprs.append(Column(idx))
+                    names.append(name)
+                continue
+            exprs.append(ctx.bind(v))
+            names.append(t.name if t.name is not None else figure_colname(v))
+        is_distinct = node.distinctClause is not None
+        distinct_on = is_distinct and node.distinctClause != (None,)
+        # ORDER BY
+        order, hidden = self.bind_order(node.sortClause or (), ctx, exprs, names,
+                                        allow_hidden=not is_distinct or distinct_on)
+        exprs = [ctx.coerce(e, "text") if ctx.typeof(e) == "unknown" else e for e in exprs]
+        outs = exprs + hidden
+        out_types = [ctx.typeof(e) for e in outs]
+        rel = map_project(ctx.rel, len(ctx.types), outs, p)
+        order = tuple(ColumnOrder(p + c, d, nl) for c, d, nl in order)
+        width = p + len(outs)
+        if distinct_on:
+            keys = []
+            for x in node.distinctClause:
+                keys.append(self.distinct_on_key(x, ctx, exprs, names, outs))
+            # DISTINCT ON: the first row of each key group under ORDER BY
+            rel = TopK(rel, tuple(range(p)) + tuple(p + k for k in keys), order, 1, 0)
+        elif is_distinct:
+            rel = distinct(rel, width)
+        bq = BoundQuery(rel, p, names, out_types[:len(exprs)], len(hidden), order, one_row=one_row)
+        return self.order_limit(node, bq, "done")
+
+    def distinct_on_key(self, x, ctx, exprs, names, outs) -> int:
+        if isinstance(x, ast.A_Const) and isinstance(x.val, ast.Integer):
+            k = x.val.ival
+            if not 1 <= k <= len(exprs):
+                raise self.error(errors.INVALID_COLUMN_REFERENCE, f"SELECT DISTINCT ON position {k} is not in "
+                                 "select list", x.location)
+            return k - 1
+        e = ctx.bind(x)
+        for i, o in enumerate(outs):
+            if o == e:
+                return i
+        raise self.error(errors.INVALID_COLUMN_REFERENCE,
+                         "SELECT DISTINCT ON expressions must match initial ORDER BY expressions", x.location)
+
+    def expand_star(self, ctx: ExprContext, v) -> list:
+        scope = ctx.scope
+        if len(v.fields) == 1:
+            items = [i for i in scope.items if i.in_star and i.name is not None]
+            if not items and not scope.items:
+                raise self.error(errors.SYNTAX_ERROR if False else "42601",
+                                 "SELECT * with no tables specified is not valid", v.location)
+        else:
+            table = v.fields[-2].sval
+            items = sorted((i for i in scope.items if i.table == table), key=lambda i: i.index)
+            if not items:
+                raise self.error(errors.UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"', v.location)
+        out = []
+        for it in items:
+            idx = it.index
+            if isinstance(scope, GroupScope):
+                if idx not in scope.keymap:
+                    name = f"{it.table}.{it.name}" if it.table else it.name
+                    raise self.error(errors.GROUPING_ERROR, f'column "{name}" must appear in the GROUP BY clause '
+                                     "or be used in an aggregate function", v.location)
+                idx = scope.keymap[idx]
+            out.append((idx, it.name))
+        return out
+
+    def bind_grouping(self, node, outer: Outer, rel, types, scope, agg_nodes):
+        p = outer.arity
+        kctx = ExprContext(self, rel, types, scope, clause="GROUP BY")
+        keys: list = []
+        targets = node.targetList or ()
+        for g in node.groupClause or ():
+            if isinstance(g, (ast.GroupingSet,)):
+                raise self.error(errors.FEATURE_NOT_SUPPORTED, "GROUPING SETS are not supported", g.location)
+            target = g
+            if isinstance(g, ast.A_Const) and isinstance(g.val, ast.Integer):
+                k = g.val.ival
+                if not 1 <= k <= len(targets):
+                    raise self.error(errors.INVALID_COLUMN_REFERENCE, f"GROUP BY position {k} is not in select list",
+                                     g.location)
+                target = targets[k - 1].val
+            elif isinstance(g, ast.ColumnRef) and len(g.fields) == 1 and isinstance(g.fields[0], ast.String):
+                name = g.fields[0].sval
+                if scope.lookup_local(kctx, (name,), g.location) is None:
+                    alias = [t.val for t in targets if t.name == name]
+                    if alias:
+                        target = alias[0]
+            if find_aggregates(target, []):
+                raise self.error(errors.GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY",
+                                 find_aggregates(target, [])[0].location)
+            e = kctx.bind(target)
+            if e not in keys:
+                keys.append(e)
+        aggs = []
+        agg_cols: dict = {}
+        for a in agg_nodes:
+            kctx.clause = "aggregate function calls"
+            agg = kctx.bind_aggregate(a)
+            if agg in aggs:
+                agg_cols[id(a)] = p + len(keys) + aggs.index(agg)
+            else:
+                agg_cols[id(a)] = p + len(keys) + len(aggs)
+                aggs.append(agg)
+        key_types = [kctx.typeof(k) for k in keys]
+        group_key = tuple(Column(i) for i in range(p)) + tuple(keys)
+        global_agg = not keys
+        red = Reduce(kctx.rel, group_key, tuple(aggs), global_default=(global_agg and p == 0))
+        if global_agg and p > 0:
+            red = dc.with_global_defaults(red, outer.rel, p, aggs)
+        out_types = list(types[:p]) + key_types + [a.output_type for a in aggs]
+        keymap = {k.index: p + j for j, k in enumerate(keys) if isinstance(k, Column)}
+        for j in range(p):
+            keymap.setdefault(j, j)
+        gscope = GroupScope(scope, keymap)
+        grouping = Grouping(p, keys, agg_cols, kctx)
+        ctx = ExprContext(self, red, out_types, gscope, clause="HAVING", grouping=grouping)
+        if node.havingClause is not None:
+            pred = ctx.bind_bool(node.havingClause, "HAVING")
+            n = len(ctx.types)
+            ctx.rel = Filter(ctx.rel, (pred,))
+        return ctx, global_agg and node.havingClause is None
+
+    def bind_order(self, sort, ctx: ExprContext, exprs, names, allow_hidden=True):
+        order, hidden = [], []
+        for s in sort:
+            x = s.node
+            col = None
+            if isinstance(x, ast.A_Const) and isinstance(x.val, ast.Integer):
+                k = x.val.ival
+                if not 1 <= k <= len(exprs):
+                    raise self.error(errors.INVALID_COLUMN_REFERENCE, f"ORDER BY position {k} is not in select list",
+                                     x.location)
+                col = k - 1
+            elif isinstance(x, ast.ColumnRef) and len(x.fields) == 1 and isinstance(x.fields[0], ast.String):
+                hits = [i for i, n in enumerate(names) if n == x.fields[0].sval]
+                if len({exprs[i] for i in hits}) > 1:
+                    raise self.error(errors.AMBIGUOUS_COLUMN, f'ORDER BY "{x.fields[0].sval}" is ambiguous', x.location)
+                if hits:
+                    col = hits[0]
+            if col is None:
+                if ctx is None:
+                    raise self.error(errors.UNDEFINED_COLUMN, f'column "{_colname(x)}" does not exist',
+                                     getattr(x, "location", None))
+                ctx.clause = "ORDER BY"
+                e = ctx.bind(x)
+                for i, o in enumerate(exprs + hidden):
+                    if o == e:
+                        col = i
+                        break
+                else:
+                    if not allow_hidden:
+                        raise self.error(errors.INVALID_COLUMN_REFERENCE, "for SELECT DISTINCT, ORDER BY expressions "
+                                         "must appear in select list", getattr(x, "location", None))
+                    hidden.append(e)
+                    col = len(exprs) + len(hidden) - 1
+            d = enum_name(s.sortby_dir)
+            desc = d == "SORTBY_DESC"
+            nl = enum_name(s.sortby_nulls)
+            nulls_last = (not desc) if nl == "SORTBY_NULLS_DEFAULT" else nl == "SORTBY_NULLS_LAST"
+            if d == "SORTBY_USING":
+                raise self.error(errors.FEATURE_NOT_SUPPORTED, "ORDER BY USING is not supported", x.location)
+            order.append((col, desc, nulls_last))
+        return order, hidden
+
+    def order_limit(self, node, bq: BoundQuery, done) -> BoundQuery:
+        if done is None and node.sortClause:
+            order, _ = self.bind_order(node.sortClause, None, [Column(bq.prefix + i) for i in range(len(bq.names))],
+                                       bq.names)
+            bq.order = tuple(ColumnOrder(bq.prefix + c, d, nl) for c, d, nl in order)
+        if enum_name(node.limitOption) in ("LIMIT_OPTION_WITH_TIES", 2):
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, "FETCH ... WITH TIES is not supported", None)
+        if node.limitCount is not None:
+            bq.limit = self.const_int(node.limitCount, "LIMIT")
+        if node.limitOffset is not None:
+            bq.offset = self.const_int(node.limitOffset, "OFFSET") or 0
+        return bq
+
+    def const_int(self, x, what: str) -> Optional[int]:
+        ctx = ExprContext(self, UNIT, [], Scope([]), clause=what)
+        e = ctx.bind(x)
+        if isinstance(e, Literal) and e.type == "unknown" and e.value is None:
+            return None
+        e = ctx.coerce(e, "int8", "implicit", getattr(x, "location", None))
+        if not isinstance(e, Literal):
+            e2 = ctx.fold(e, getattr(x, "location", None)) if not _reads_columns(e) else None
+            if e2 is None:
+                raise self.error(errors.FEATURE_NOT_SUPPORTED, f"{what} must be a constant",
+                                 getattr(x, "location", None))
+            e = e2
+        if e.value is None:
+            return None
+        if e.value < 0:
+            raise self.error("2201W" if what == "LIMIT" else "2201X", f"{what} must not be negative",
+                             getattr(x, "location", None))
+        return e.value
+
+    # ------------------------------------------------------------ FROM
+    def bind_from(self, from_list, outer: Outer):
+        rel, types, items = outer.rel, list(outer.types), []
+        for f in from_list:
+            rel, types, items = self.add_from_item(rel, types, items, f, outer)
+        return rel, types, items
+
+    def add_from_item(self, rel, types, items, f, outer: Outer):
+        p = outer.arity
+        if isinstance(f, ast.RangeSubselect) and f.lateral:
+            return dc.apply_lateral(self, rel, types, items, f, outer)
+        frel, ftypes, fitems = self.bind_from_item(f, outer)
+        n = len(types)
+        if not items and rel is outer.rel:
+            return frel, ftypes, fitems
+        shift = n - p
+        new_items = items + [_shift(i, shift) for i in fitems]
+        return join_on_prefix(rel, frel, p, n), types + ftypes[p:], new_items
+
+    def bind_from_item(self, f, outer: Outer):
+        """A FROM item as a relation carrying the outer prefix; scope items index into it."""
+        p = outer.arity
+        if isinstance(f, ast.RangeVar):
+            rel, names, types, table = self.bind_relation(f)
+            if p:
+                rel = Join((outer.rel, rel), ())
+            names = self.apply_alias(f.alias, names, table, f.location)
+            table = f.alias.aliasname if f.alias is not None else table
+            items = [ScopeItem(table, n, p + i) for i, n in enumerate(names)]
+            return rel, list(outer.types) + types, items
+        if isinstance(f, ast.RangeSubselect):
+            bq = self.bind_query(f.subquery, outer)
+            table = f.alias.aliasname if f.alias is not None else None
+            names = self.apply_alias(f.alias, list(bq.names), table, None)
+            items = [ScopeItem(table, n, p + i) for i, n in enumerate(names)]
+            return bq.finished(), list(outer.types) + list(bq.types), items
+        if isinstance(f, ast.JoinExpr):
+            return dc.bind_join(self, f, outer)
+        if isinstance(f, ast.RangeFunction):
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, "table functions in FROM are not supported yet",
+                             _first_loc(f))
+        raise self.error(errors.FEATURE_NOT_SUPPORTED, f"{type(f).__name__} in FROM is not supported", None)
+
+    def bind_relation(self, rv):
+        """(relation, column names, types, default table name) for a named FROM item."""
+        if not rv.schemaname and not rv.catalogname:
+            cte = self.lookup_cte(rv.relname)
+            if cte is not None:
+                expr, names, types = cte
+                return expr, list(names), list(types), rv.relname
+        parts = tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x)
+        item = self.catalog.resolve(parts, position=self.pos(rv.location))
+        if item.kind == "index":
+            raise self.error(errors.WRONG_OBJECT_TYPE, f'cannot read from index "{item.name}"', rv.location)
+        self.depends_on.add(item.id)
+        if item.kind == "view":
+            rel = item.expr
+            self.depends_on.update(item.depends_on)
+        else:
+            rel = Get(item.id, item.arity())
+        return rel, list(item.column_names()), list(item.column_types()), item.name
+
+    def apply_alias(self, alias, names, table, loc):
+        if alias is None or not alias.colnames:
+            return names
+        al = [c.sval for c in alias.colnames]
+        if len(al) > len(names):
+            raise self.error(errors.INVALID_COLUMN_REFERENCE, f'table "{alias.aliasname}" has {len(names)} columns '
+                             f"available but {len(al)} columns specified", loc)
+        return al + names[len(al):]
+
+
+def _shift(item: ScopeItem, by: int) -> ScopeItem:
+    return ScopeItem(item.table, item.name, item.index + by, item.in_star, item.qualified_only)
+
+
+def _first_loc(node):
+    if isinstance(node, ast.Node):
+        loc = getattr(node, "location", None)
+        if loc is not None and loc >= 0:
+            return loc
+        for n in node:
+            r = _first_loc(getattr(node, n))
+            if r is not None:
+                return r
+    elif isinstance(node, tuple):
+        for x in node:
+            r = _first_loc(x)
+            if r is not None:
+                return r
+    return None
+
+
+def _colname(x) -> str:
+    if isinstance(x, ast.ColumnRef):
+        return ".".join(f.sval for f in x.fields if isinstance(f, ast.String))
+    return "?column?"
+
+
+def _reads_columns(e) -> bool:
+    from compute.scalar import columns_referenced, contains_mz_now
+    return bool(columns_referenced(e)) or contains_mz_now(e)
+
+
+def map_project(rel, arity: int, exprs, p: int = 0):
+    """``rel``'s first ``p`` columns followed by ``exprs`` (Map only what is not a column)."""
+    computed = [e for e in exprs if not isinstance(e, Column)]
+    out, k = list(range(p)), 0
+    for e in exprs:
+        if isinstance(e, Column):
+            out.append(e.index)
+        else:
+            out.append(arity + k)
+            k += 1
+    if computed:
+        rel = Map(rel, tuple(computed))
+    if out == list(range(arity + k)):
+        return rel
+    return Project(rel, tuple(out))
+
+
+def values_relation(outer: Outer, ctxs, rows):
+    """The relation of VALUES rows (bound per row against ``outer``), with the prefix."""
+    p = outer.arity
+    if p == 0 and all(isinstance(x, Literal) for r in rows for x in r) and all(c.rel is outer.rel for c in ctxs):
+        counts: dict = {}
+        for r in rows:
+            t = tuple(x.value for x in r)
+            counts[t] = counts.get(t, 0) + 1
+        return Constant(tuple(counts.items()), len(rows[0]) if rows else 0)
+    parts = []
+    for ctx, r in zip(ctxs, rows):
+        parts.append(map_project(ctx.rel, len(ctx.types), r, p))
+    return parts[0] if len(parts) == 1 else Union(tuple(parts))

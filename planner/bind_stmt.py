@@ -1,0 +1,583 @@
+"""Statements -> plans: the dispatch behind ``planner.plan_statement``.
+
+Owns the translation of each statement kind into a ``planner.plans`` dataclass: DDL
+(CREATE TABLE / VIEW / MATERIALIZED VIEW / INDEX / DEFAULT INDEX, DROP with the catalog's
+dependency check), DML (INSERT with defaults and assignment casts, UPDATE, DELETE),
+session statements (SET/RESET/SHOW/transactions/ALTER SYSTEM), SHOW introspection,
+EXPLAIN, SUBSCRIBE and cursors.  Invariant: planning never mutates the catalog (the
+coordinator applies plans), and every user error is a ``sql.errors`` error with a
+position where the statement has one.
+Deliberately not here: query binding (``planner.bind_query``), execution, timestamps.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pglast import ast
+from pglast.stream import RawStream
+
+from compute.protocol import RowSetFinishing
+from compute.relation import Constant, Get, Map, Project
+from compute.scalar import Column, Literal
+from planner import plans as P
+from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name
+from planner.bind_query import TOP, UNIT, Binder, map_project, values_relation
+from planner.catalog import ColumnDef
+from sql import errors
+from sql import mzsyntax as mz
+from sql import types as T
+
+
+def plan_statement(stmt, catalog, params=()):
+    """The plan for one parsed statement (``sql.parse.Statement``)."""
+    b = Binder(catalog, stmt, params)
+    kind = stmt.kind
+    fn = _DISPATCH.get(kind)
+    if fn is None:
+        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"{kind.replace('_', ' ').upper()} is not supported",
+                               position=stmt.position(0))
+    return fn(b, stmt, stmt.node)
+
+
+# ------------------------------------------------------------------ queries
+
+
+def plan_query(b: Binder, node):
+    """(expr, finishing, columns) of a top-level query: ORDER BY/LIMIT go to the finishing."""
+    bq = b.bind_query(node, TOP)
+    expr = bq.expr
+    width = len(bq.names)
+    finishing = RowSetFinishing(order_by=tuple(bq.order), limit=bq.limit, offset=bq.offset,
+                                project=tuple(range(width)) if bq.hidden else None)
+    return expr, finishing, tuple(zip(bq.names, bq.types))
+
+
+def _timestamp_expr(b: Binder, node):
+    if node is None:
+        return None
+    ctx = ExprContext(b, UNIT, [], Scope([]), clause="AS OF")
+    e = ctx.bind(node)
+    t = ctx.typeof(e)
+    if t != "mz_timestamp":
+        e = ctx.coerce(e, "mz_timestamp", "explicit" if t in ("unknown", "text", "numeric", "int8", "int4", "int2")
+                       else "implicit", getattr(node, "location", None))
+    return e
+
+
+def _select(b: Binder, stmt, node):
+    expr, finishing, columns = plan_query(b, node)
+    as_of = stmt.as_of
+    return P.SelectPlan(expr, finishing, columns,
+                        as_of=_timestamp_expr(b, as_of.expr) if as_of else None,
+                        as_of_at_least=bool(as_of and as_of.at_least), depends_on=frozenset(b.depends_on))
+
+
+# ------------------------------------------------------------------ CREATE TABLE
+
+
+def _create_table(b: Binder, stmt, node):
+    name = node.relation.relname
+    loc = node.relation.location
+    if b.catalog.try_resolve(name) is not None and not node.if_not_exists:
+        raise b.error(errors.DUPLICATE_TABLE, f'relation "{name}" already exists', loc)
+    cols: list[ColumnDef] = []
+    pk: set = set()
+    for el in node.tableElts or ():
+        if isinstance(el, ast.Constraint):
+            if enum_name(el.contype) == "CONSTR_PRIMARY":
+                pk.update(k.sval for k in el.keys or ())
+            continue
+        if not isinstance(el, ast.ColumnDef):
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{type(el).__name__} in CREATE TABLE is not supported", loc)
+        if any(c.name == el.colname for c in cols):
+            raise b.error(errors.DUPLICATE_COLUMN, f'column "{el.colname}" specified more than once', el.location)
+        t = b.type_name(el.typeName)
+        nullable, default = not el.is_not_null, None
+        for c in el.constraints or ():
+            ct = enum_name(c.contype)
+            if ct in ("CONSTR_NOTNULL", "CONSTR_PRIMARY"):
+                nullable = False
+            elif ct == "CONSTR_NULL":
+                nullable = True
+            elif ct == "CONSTR_DEFAULT":
+                ctx = ExprContext(b, UNIT, [], Scope([]), clause="DEFAULT expressions")
+                e = ctx.bind(c.raw_expr)
+                if ctx.rel is not UNIT:
+                    raise b.error(errors.FEATURE_NOT_SUPPORTED, "cannot use subquery in DEFAULT expression",
+                                  c.location)
+                default = assignment_cast(ctx, e, t, el.colname, c.location)
+            elif ct in ("CONSTR_UNIQUE", "CONSTR_CHECK", "CONSTR_FOREIGN"):
+                continue
+        cols.append(ColumnDef(el.colname, t, nullable, default))
+    if pk:
+        names = {c.name for c in cols}
+        for k in pk:
+            if k not in names:
+                raise b.error(errors.UNDEFINED_COLUMN, f'column "{k}" named in key does not exist', loc)
+        cols = [ColumnDef(c.name, c.type, False if c.name in pk else c.nullable, c.default) for c in cols]
+    return P.CreateTablePlan(name, tuple(cols), bool(node.if_not_exists), stmt.text)
+
+
+def assignment_cast(ctx: ExprContext, e, to: str, colname: str, loc):
+    frm = ctx.typeof(e)
+    if frm != to and frm != "unknown" and not T.can_cast(frm, to, "assignment"):
+        raise ctx.binder.error(errors.DATATYPE_MISMATCH, f'column "{colname}" is of type {T.display_name(to)} but '
+                               f"expression is of type {T.display_name(frm)}", loc)
+    return ctx.coerce(e, to, "assignment", loc)
+
+
+# ------------------------------------------------------------------ DML
+
+
+def _target_table(b: Binder, rv, verb: str):
+    parts = tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x)
+    item = b.catalog.resolve(parts, position=b.pos(rv.location))
+    if item.kind != "table":
+        raise b.error(errors.WRONG_OBJECT_TYPE, f'cannot {verb} {item.kind_word()} "{item.name}"', rv.location)
+    b.depends_on.add(item.id)
+    return item
+
+
+def _returning(node):
+    rl = getattr(node, "returningList", None)
+    if rl:
+        return rl
+    rc = getattr(node, "returningClause", None)
+    return rc.exprs if rc is not None else ()
+
+
+def _table_ctx(b: Binder, item, alias, clause: str):
+    table = alias.aliasname if alias is not None else item.name
+    items = [ScopeItem(table, c.name, i) for i, c in enumerate(item.columns)]
+    return ExprContext(b, Get(item.id, item.arity()), list(item.column_types()), Scope(items), clause=clause)
+
+
+def _insert(b: Binder, stmt, node):
+    item = _target_table(b, node.relation, "insert into")
+    if node.onConflictClause is not None:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, "INSERT ... ON CONFLICT is not supported", None)
+    columns = item.columns
+    if node.cols:
+        targets = []
+        for rt in node.cols:
+            idx = next((i for i, c in enumerate(columns) if c.name == rt.name), None)
+            if idx is None:
+                raise b.error(errors.UNDEFINED_COLUMN, f'column "{rt.name}" of relation "{item.name}" does not exist',
+                              rt.location)
+            if idx in targets:
+                raise b.error(errors.DUPLICATE_COLUMN, f'column "{rt.name}" specified more than once', rt.location)
+            targets.append(idx)
+    else:
+        targets = list(range(len(columns)))
+    sel = node.selectStmt
+    ctx0 = ExprContext(b, UNIT, [], Scope([]), clause="INSERT")
+
+    def default_for(i):
+        d = columns[i].default
+        return d if d is not None else Literal(None, columns[i].type)
+
+    if sel is None:  # DEFAULT VALUES
+        row = [default_for(i) for i in range(len(columns))]
+        expr = values_relation(TOP, [ctx0], [row])
+    elif sel.valuesLists and enum_name(sel.op) in ("SETOP_NONE", 0, None) and not sel.sortClause \
+            and sel.limitCount is None and sel.limitOffset is None and sel.withClause is None:
+        ctxs, rows = [], []
+        for vl in sel.valuesLists:
+            if len(vl) > len(targets):
+                raise b.error(errors.SYNTAX_ERROR, "INSERT has more expressions than target columns",
+                              getattr(vl[len(targets)], "location", None))
+            if len(vl) < len(targets):
+                raise b.error(errors.SYNTAX_ERROR, "INSERT has more target columns than expressions",
+                              getattr(vl[-1], "location", None) if vl else None)
+            ctx = ExprContext(b, UNIT, [], Scope([]), clause="VALUES")
+            full = {}
+            for i, x in zip(targets, vl):
+                if isinstance(x, ast.SetToDefault):
+                    full[i] = default_for(i)
+                else:
+                    full[i] = assignment_cast(ctx, ctx.bind(x), columns[i].type, columns[i].name,
+                                              getattr(x, "location", None))
+            rows.append([full[i] if i in full else default_for(i) for i in range(len(columns))])
+            ctxs.append(ctx)
+        expr = values_relation(TOP, ctxs, rows)
+    else:
+        bq = b.bind_query(sel, TOP)
+        if len(bq.names) > len(targets):
+            raise b.error(errors.SYNTAX_ERROR, "INSERT has more expressions than target columns", None)
+        if len(bq.names) < len(targets):
+            raise b.error(errors.SYNTAX_ERROR, "INSERT has more target columns than expressions", None)
+        src = bq.finished()
+        ctx = ExprContext(b, src, list(bq.types), Scope([]), clause="INSERT")
+        w = len(bq.types)
+        full = {i: assignment_cast(ctx, Column(k), columns[i].type, columns[i].name, None)
+                for k, i in enumerate(targets)}
+        exprs = [full[i] if i in full else default_for(i) for i in range(len(columns))]
+        expr = map_project(src, w, exprs)
+    ret, ret_cols = (), ()
+    if _returning(node):
+        ctx = _table_ctx(b, item, node.relation.alias, "RETURNING")
+        ret, ret_cols = _bind_returning(b, ctx, _returning(node))
+    return P.InsertPlan(item.id, expr, tuple(i for i, c in enumerate(columns) if not c.nullable),
+                        item.column_names(), item.name, ret, ret_cols, frozenset(b.depends_on))
+
+
+def _bind_returning(b, ctx, targets):
+    exprs, cols = [], []
+    from planner.bind_expr import figure_colname
+    for t in targets:
+        v = t.val
+        if isinstance(v, ast.ColumnRef) and isinstance(v.fields[-1], ast.A_Star):
+            for it in ctx.scope.items:
+                exprs.append(Column(it.index))
+                cols.append((it.name, ctx.types[it.index]))
+            continue
+        n = len(ctx.types)
+        e = ctx.bind(v)
+        if len(ctx.types) != n:
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, "subqueries in RETURNING are not supported", None)
+        exprs.append(e)
+        cols.append((t.name or figure_colname(v), ctx.typeof(e)))
+    return tuple(exprs), tuple(cols)
+
+
+def _where(b, ctx, where):
+    """(predicates, selection) for UPDATE/DELETE: plain predicates, or a relation when the
+    WHERE needs subqueries."""
+    if where is None:
+        return (), None
+    n = len(ctx.types)
+    pred = ctx.bind_bool(where, "WHERE")
+    if len(ctx.types) == n:
+        return (pred,), None
+    from compute.relation import Filter
+    return (), Project(Filter(ctx.rel, (pred,)), tuple(range(n)))
+
+
+def _update(b: Binder, stmt, node):
+    item = _target_table(b, node.relation, "update")
+    if node.fromClause:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, "UPDATE ... FROM is not supported", None)
+    ctx = _table_ctx(b, item, node.relation.alias, "UPDATE")
+    assigns = []
+    seen = set()
+    for rt in node.targetList:
+        idx = next((i for i, c in enumerate(item.columns) if c.name == rt.name), None)
+        if idx is None:
+            raise b.error(errors.UNDEFINED_COLUMN, f'column "{rt.name}" of relation "{item.name}" does not exist',
+                          rt.location)
+        if idx in seen:
+            raise b.error(errors.DUPLICATE_COLUMN, f'multiple assignments to same column "{rt.name}"', rt.location)
+        seen.add(idx)
+        if rt.indirection:
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, "assignment to a field or element is not supported",
+                          rt.location)
+        if isinstance(rt.val, ast.SetToDefault):
+            d = item.columns[idx].default
+            e = d if d is not None else Literal(None, item.columns[idx].type)
+        else:
+            n = len(ctx.types)
+            e = assignment_cast(ctx, ctx.bind(rt.val), item.columns[idx].type, rt.name, rt.val.location
+                                if hasattr(rt.val, "location") else None)
+            if len(ctx.types) != n:
+                raise b.error(errors.FEATURE_NOT_SUPPORTED, "subqueries in UPDATE ... SET are not supported",
+                              rt.location)
+        assigns.append((idx, e))
+    preds, selection = _where(b, ctx, node.whereClause)
+    return P.UpdatePlan(item.id, preds, tuple(assigns), tuple(i for i, c in enumerate(item.columns) if not c.nullable),
+                        item.column_names(), item.name, selection, frozenset(b.depends_on))
+
+
+def _delete(b: Binder, stmt, node):
+    item = _target_table(b, node.relation, "delete from")
+    if node.usingClause:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, "DELETE ... USING is not supported", None)
+    ctx = _table_ctx(b, item, node.relation.alias, "DELETE")
+    preds, selection = _where(b, ctx, node.whereClause)
+    return P.DeletePlan(item.id, preds, item.name, selection, frozenset(b.depends_on))
+
+
+# ------------------------------------------------------------------ views and indexes
+
+
+def _view(b: Binder, stmt, name, loc, query, aliases, materialized, if_not_exists, or_replace):
+    existing = b.catalog.try_resolve(name)
+    replaces = None
+    if existing is not None:
+        want = "materialized_view" if materialized else "view"
+        if or_replace and existing.kind == want:
+            replaces = existing.id
+        elif not if_not_exists:
+            raise b.error(errors.DUPLICATE_TABLE, f'{existing.kind_word()} "{name}" already exists', loc)
+    bq = b.bind_query(query, TOP)
+    names = list(bq.names)
+    if aliases:
+        al = [a.sval for a in aliases]
+        if len(al) > len(names):
+            raise b.error(errors.SYNTAX_ERROR, "CREATE VIEW specifies more column names than columns", loc)
+        names[:len(al)] = al
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            raise b.error(errors.DUPLICATE_COLUMN, f'column "{n}" specified more than once', loc)
+    if replaces is not None and (replaces in b.depends_on):
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f'cannot replace view "{name}": it depends on itself', loc)
+    return P.CreateViewPlan(name, bq.finished(), tuple(zip(names, bq.types)), materialized, bool(if_not_exists),
+                            bool(or_replace), frozenset(b.depends_on), stmt.text, replaces)
+
+
+def _create_view(b, stmt, node):
+    return _view(b, stmt, node.view.relname, node.view.location, node.query, node.aliases, False, False, node.replace)
+
+
+def _create_mv(b, stmt, node):
+    into = node.into
+    return _view(b, stmt, into.rel.relname, into.rel.location, node.query, into.colNames, True, node.if_not_exists,
+                 False)
+
+
+def _index_target(b: Binder, parts, loc):
+    item = b.catalog.resolve(parts, position=b.pos(loc))
+    if item.kind not in ("table", "view", "materialized_view"):
+        raise b.error(errors.WRONG_OBJECT_TYPE, f'cannot create index on {item.kind_word()} "{item.name}"', loc)
+    return item
+
+
+def _check_index_name(b, name, if_not_exists, loc):
+    if name is not None and b.catalog.try_resolve(name) is not None and not if_not_exists:
+        raise b.error(errors.DUPLICATE_TABLE, f'relation "{name}" already exists', loc)
+
+
+def _create_index(b: Binder, stmt, node):
+    rv = node.relation
+    item = _index_target(b, tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x), rv.location)
+    _check_index_name(b, node.idxname, node.if_not_exists, rv.location)
+    ctx = _table_ctx(b, item, rv.alias, "index expressions")
+    keys, sqls, names = [], [], []
+    for el in node.indexParams:
+        if el.name is not None:
+            keys.append(ctx.bind(ast.ColumnRef(fields=(ast.String(sval=el.name),), location=rv.location)))
+            sqls.append(_quote(el.name))
+            names.append(el.name)
+        else:
+            keys.append(ctx.bind(el.expr))
+            sqls.append(RawStream()(el.expr))
+            names.append("expr")
+    suggested = f"{item.name}_{'_'.join(names)}_idx"
+    return P.CreateIndexPlan(node.idxname, item.id, tuple(keys), tuple(sqls), False, bool(node.if_not_exists),
+                             item.name, stmt.text, suggested)
+
+
+def _create_default_index(b: Binder, stmt, node: mz.CreateDefaultIndex):
+    item = _index_target(b, node.on, node.location)
+    keys = tuple(Column(i) for i in range(item.arity()))
+    sqls = tuple(_quote(c) for c in item.column_names())
+    return P.CreateIndexPlan(None, item.id, keys, sqls, True, node.if_not_exists, item.name, stmt.text,
+                             f"{item.name}_primary_idx")
+
+
+def _quote(name: str) -> str:
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+# ------------------------------------------------------------------ DROP
+
+_DROP_KINDS = {"OBJECT_TABLE": "table", "OBJECT_VIEW": "view", "OBJECT_MATVIEW": "materialized_view",
+               "OBJECT_INDEX": "index"}
+
+
+def _drop(b: Binder, stmt, node):
+    kind = _DROP_KINDS.get(enum_name(node.removeType))
+    if kind is None:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"DROP {enum_name(node.removeType)[7:]} is not supported", 0)
+    word = {"table": "table", "view": "view", "materialized_view": "materialized view", "index": "index"}[kind]
+    cascade = enum_name(node.behavior) == "DROP_CASCADE"
+    names, ids, missing, drop_ids = [], [], [], []
+    for obj in node.objects:
+        parts = tuple(s.sval for s in obj)
+        name = ".".join(parts)
+        names.append(name)
+        item = b.catalog.try_resolve(parts)
+        if item is None:
+            if node.missing_ok:
+                missing.append(name)
+                continue
+            raise b.error(errors.UNDEFINED_OBJECT if kind == "index" else errors.UNDEFINED_TABLE,
+                          f'{word} "{name}" does not exist', 0)
+        if item.kind != kind:
+            raise b.error(errors.WRONG_OBJECT_TYPE, f'"{item.name}" is not a {word}', 0)
+        ids.append(item.id)
+        for d in b.catalog.check_drop(item.id, cascade, stmt.position(0)):
+            if d not in drop_ids:
+                drop_ids.append(d)
+    return P.DropPlan(kind, tuple(names), bool(node.missing_ok), cascade, tuple(ids), tuple(drop_ids), tuple(missing))
+
+
+# ------------------------------------------------------------------ session statements
+
+
+def _transaction(b, stmt, node):
+    return P.TransactionPlan(stmt.kind)
+
+
+def _const_text(node) -> str:
+    if isinstance(node, ast.A_Const):
+        v = node.val
+        if node.isnull:
+            return "NULL"
+        if isinstance(v, ast.String):
+            return v.sval
+        if isinstance(v, ast.Integer):
+            return str(v.ival)
+        if isinstance(v, ast.Float):
+            return v.fval
+        if isinstance(v, ast.Boolean):
+            return "on" if v.boolval else "off"
+    if isinstance(node, ast.TypeCast):
+        return _const_text(node.arg)
+    if isinstance(node, ast.DefElem):
+        return _const_text(node.arg)
+    if isinstance(node, ast.ColumnRef):
+        return ".".join(f.sval for f in node.fields)
+    return RawStream()(node)
+
+
+def _set_value(node) -> tuple[str, Optional[str]]:
+    k = enum_name(node.kind)
+    name = (node.name or "").lower()
+    if k == "VAR_SET_MULTI" and name == "transaction":
+        d = node.args[0]
+        return d.defname, _const_text(d.arg)
+    if k == "VAR_SET_DEFAULT":
+        return name, None
+    if k != "VAR_SET_VALUE":
+        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"SET {name} form is not supported")
+    return name, ", ".join(_const_text(a) for a in node.args or ())
+
+
+def _set(b, stmt, node):
+    name, value = _set_value(node)
+    return P.SetVariablePlan(name, value, bool(node.is_local))
+
+
+def _reset(b, stmt, node):
+    return P.ResetVariablePlan("all" if enum_name(node.kind) == "VAR_RESET_ALL" else node.name.lower())
+
+
+def _alter_system(b, stmt, node):
+    s = node.setstmt
+    if enum_name(s.kind) in ("VAR_RESET", "VAR_RESET_ALL"):
+        return P.AlterSystemSetPlan("all" if enum_name(s.kind) == "VAR_RESET_ALL" else s.name.lower(), None)
+    name, value = _set_value(s)
+    return P.AlterSystemSetPlan(name, value)
+
+
+def _show_variable(b, stmt, node):
+    return P.ShowVariablePlan(node.name.lower())
+
+
+def _show(b: Binder, stmt, node: mz.Show):
+    if node.what == "variable":
+        return P.ShowVariablePlan(node.name.lower())
+    if node.what == "all":
+        return P.ShowVariablePlan("all")
+    if node.what == "create":
+        item = b.catalog.resolve(node.on, position=b.pos(node.location))
+        if item.kind != node.create_kind:
+            raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is not a {node.create_kind.replace('_', ' ')}",
+                          node.location)
+        return P.ShowCreatePlan(node.create_kind, item.id, item.name)
+    on = None
+    if node.on is not None:
+        on = b.catalog.resolve(node.on, position=b.pos(node.location)).id
+    if node.what not in ("tables", "views", "materialized_views", "indexes", "objects", "columns"):
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"SHOW {node.what.upper()} is not supported", 0)
+    return P.ShowObjectsPlan(node.what, on, node.like)
+
+
+def _explain(b: Binder, stmt, node: mz.Explain):
+    inner = plan_statement(node.statement, b.catalog, b.params)
+    return P.ExplainPlan(node.stage, inner, node.format)
+
+
+# ------------------------------------------------------------------ SUBSCRIBE and cursors
+
+
+def _subscribe_plan(b: Binder, node: mz.Subscribe):
+    rel_id = None
+    if node.relation is not None:
+        item = b.catalog.resolve(node.relation, position=b.pos(node.location))
+        if item.kind not in ("table", "view", "materialized_view"):
+            raise b.error(errors.WRONG_OBJECT_TYPE, f'cannot subscribe to {item.kind_word()} "{item.name}"',
+                          node.location)
+        b.depends_on.add(item.id)
+        if item.kind == "view":
+            expr = item.expr
+            b.depends_on.update(item.depends_on)
+        else:
+            expr = Get(item.id, item.arity())
+        columns = tuple(zip(item.column_names(), item.column_types()))
+        rel_id = item.id
+    else:
+        bq = b.bind_query(node.query, TOP)
+        expr = bq.finished()
+        columns = tuple(zip(bq.names, bq.types))
+    opts = dict(node.options)
+    for k in opts:
+        if k not in ("snapshot", "progress"):
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, f"SUBSCRIBE option {k.upper()} is not supported", 0)
+    return P.SubscribePlan(expr, columns, frozenset(b.depends_on),
+                           as_of=_timestamp_expr(b, node.as_of.expr) if node.as_of else None,
+                           as_of_at_least=bool(node.as_of and node.as_of.at_least),
+                           up_to=_timestamp_expr(b, node.up_to), with_snapshot=bool(opts.get("snapshot", True)),
+                           progress=bool(opts.get("progress", False)), relation_id=rel_id)
+
+
+def _subscribe(b, stmt, node):
+    return _subscribe_plan(b, node)
+
+
+def _declare(b: Binder, stmt, node):
+    if isinstance(node, mz.DeclareSubscribe):
+        return P.DeclarePlan(node.name, _subscribe_plan(b, node.subscribe), stmt.text)
+    expr, finishing, columns = plan_query(b, node.query)
+    return P.DeclarePlan(node.portalname, P.SelectPlan(expr, finishing, columns,
+                                                       depends_on=frozenset(b.depends_on)), stmt.text)
+
+
+_DURATION = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|h|us)?\s*$", re.I)
+
+
+def parse_duration(v) -> float:
+    if isinstance(v, (int, float)):
+        return float(v)
+    m = _DURATION.match(str(v))
+    if not m:
+        raise errors.error_for(errors.INVALID_PARAMETER_VALUE, f'invalid timeout "{v}"')
+    unit = (m.group(2) or "s").lower()
+    return float(m.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}[unit]
+
+
+def _fetch(b, stmt, node):
+    if isinstance(node, mz.Fetch):
+        opts = dict(node.options)
+        timeout = parse_duration(opts["timeout"]) if "timeout" in opts else None
+        return P.FetchPlan(node.cursor, node.count, timeout)
+    count = None if node.howMany >= 2**62 else node.howMany
+    return P.FetchPlan(node.portalname, count, None)
+
+
+def _close(b, stmt, node):
+    return P.ClosePlan(node.portalname)
+
+
+_DISPATCH = {
+    "select": _select, "create_table": _create_table, "insert": _insert, "update": _update, "delete": _delete,
+    "create_view": _create_view, "create_materialized_view": _create_mv, "create_index": _create_index,
+    "create_default_index": _create_default_index, "drop": _drop, "begin": _transaction,
+    "commit": _transaction, "rollback": _transaction, "set": _set, "reset": _reset,
+    "alter_system_set": _alter_system, "alter_system_reset": _alter_system, "show_variable": _show_variable,
+    "show": _show, "explain": _explain, "subscribe": _subscribe, "declare": _declare, "fetch": _fetch,
+    "close": _close,
+}

@@ -1,0 +1,178 @@
+"""The in-memory catalog: named items (tables, views, materialized views, indexes) by id.
+
+Owns name resolution and the dependency graph that DROP consults.  Invariants: item names
+are unique across relations and indexes (one namespace, as PostgreSQL's ``pg_class``);
+an item's ``depends_on`` names only items present in the catalog (enforced by ``add``);
+names are stored as PostgreSQL folds them (unquoted identifiers lower-cased by the
+parser), so lookups are exact on the folded name.  The coordinator owns an instance and
+allocates ids; this module never invents an id.
+Deliberately not here: persistence (the coordinator replays ``create_sql``), privileges,
+schemas other than ``materialize.public``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional, Union
+
+from compute.ids import GlobalId
+from compute.scalar import ScalarExpr
+from sql import errors
+
+KINDS = ("table", "view", "materialized_view", "index", "system")
+_KIND_WORDS = {"table": "table", "view": "view", "materialized_view": "materialized view",
+               "index": "index", "system": "system object"}
+
+
+@dataclass(frozen=True)
+class ColumnDef:
+    name: str
+    type: str                             #: PostgreSQL short type name (``int4``, ``text``, ...)
+    nullable: bool = True
+    default: Optional[ScalarExpr] = None  #: column-free expression; None means NULL
+
+
+@dataclass(frozen=True)
+class CatalogItem:
+    id: GlobalId
+    name: str
+    kind: str                                  #: one of ``KINDS``
+    columns: tuple[ColumnDef, ...] = ()        #: empty for an index (see ``on_id``)
+    expr: Any = None                           #: views / MVs: the bound RelationExpr
+    create_sql: str = ""
+    on_id: Optional[GlobalId] = None           #: indexes: the indexed object
+    key: tuple[ScalarExpr, ...] = ()           #: indexes: over the indexed object's columns
+    key_sql: tuple[str, ...] = ()
+    depends_on: frozenset = frozenset()        #: items this one reads (indexes: ``{on_id}``)
+
+    def arity(self) -> int:
+        return len(self.columns)
+
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def column_types(self) -> tuple[str, ...]:
+        return tuple(c.type for c in self.columns)
+
+    def kind_word(self) -> str:
+        return _KIND_WORDS.get(self.kind, self.kind)
+
+
+def _parts(name: Union[str, tuple, list]) -> tuple[str, ...]:
+    if isinstance(name, str):
+        return tuple(name.split(".")) if "." in name else (name,)
+    return tuple(name)
+
+
+class Catalog:
+    """Items by id and by name.  Mutated only by the coordinator (add / remove)."""
+
+    def __init__(self, items: Iterable[CatalogItem] = ()):
+        self._by_id: dict[GlobalId, CatalogItem] = {}
+        self._by_name: dict[str, GlobalId] = {}
+        for it in items:
+            self.add(it)
+
+    # ---- mutation
+    def add(self, item: CatalogItem) -> None:
+        if item.id in self._by_id:
+            raise ValueError(f"catalog id {item.id} already present")
+        if item.name in self._by_name:
+            raise errors.error_for(errors.DUPLICATE_TABLE, f'{item.kind_word()} "{item.name}" already exists')
+        missing = [d for d in item.depends_on if d not in self._by_id]
+        if missing:
+            raise ValueError(f"{item.name} depends on unknown ids {missing}")
+        self._by_id[item.id] = item
+        self._by_name[item.name] = item.id
+
+    def remove(self, id: GlobalId) -> CatalogItem:
+        item = self._by_id.pop(id)
+        self._by_name.pop(item.name, None)
+        return item
+
+    def replace(self, item: CatalogItem) -> None:
+        """Swap the item with the same id (e.g. CREATE OR REPLACE keeps nothing else)."""
+        old = self._by_id[item.id]
+        self._by_name.pop(old.name, None)
+        self._by_id[item.id] = item
+        self._by_name[item.name] = item.id
+
+    # ---- lookup
+    def get(self, id: GlobalId) -> CatalogItem:
+        return self._by_id[id]
+
+    def __contains__(self, id: GlobalId) -> bool:
+        return id in self._by_id
+
+    def try_resolve(self, name) -> Optional[CatalogItem]:
+        parts = _parts(name)
+        if len(parts) == 3 and parts[0] != "materialize":
+            return None
+        if len(parts) >= 2 and parts[-2] not in ("public", "mz_catalog", "pg_catalog", "mz_internal"):
+            return None
+        if len(parts) > 3 or not parts:
+            return None
+        id = self._by_name.get(parts[-1])
+        return None if id is None else self._by_id[id]
+
+    def resolve(self, name, position: Optional[int] = None) -> CatalogItem:
+        """The item called ``name`` (``x``, ``public.x``, ``materialize.public.x``); 42P01 if none."""
+        item = self.try_resolve(name)
+        if item is None:
+            raise errors.error_for(errors.UNDEFINED_TABLE, f'relation "{".".join(_parts(name))}" does not exist',
+                                   position=position)
+        return item
+
+    def items(self, kind: Optional[str] = None) -> list[CatalogItem]:
+        """Items of ``kind`` (all when None) in id order."""
+        return sorted((i for i in self._by_id.values() if kind is None or i.kind == kind), key=lambda i: i.id)
+
+    def indexes_on(self, id: GlobalId) -> list[CatalogItem]:
+        return [i for i in self.items("index") if i.on_id == id]
+
+    def direct_dependents(self, id: GlobalId) -> list[CatalogItem]:
+        return [i for i in self.items() if id in i.depends_on or i.on_id == id]
+
+    def dependents(self, id: GlobalId) -> list[GlobalId]:
+        """Every item that (transitively) depends on ``id``, in drop order: an item comes
+        before everything it depends on.  ``id`` itself is not included."""
+        order: list[GlobalId] = []
+        seen: set[GlobalId] = set()
+
+        def visit(x: GlobalId) -> None:
+            for d in self.direct_dependents(x):
+                if d.id not in seen:
+                    seen.add(d.id)
+                    visit(d.id)
+                    order.append(d.id)
+        visit(id)
+        # post-order puts deeper dependents first; a diamond may still list an item before
+        # one of its dependents, so sort by "depth below" to be safe
+        pos = {x: k for k, x in enumerate(order)}
+        changed = True
+        while changed:
+            changed = False
+            for x in list(order):
+                for d in self.direct_dependents(x):
+                    if d.id in pos and pos[d.id] > pos[x]:
+                        order.remove(d.id)
+                        order.insert(order.index(x), d.id)
+                        pos = {y: k for k, y in enumerate(order)}
+                        changed = True
+        return order
+
+    def check_drop(self, id: GlobalId, cascade: bool, position: Optional[int] = None) -> list[GlobalId]:
+        """The ids to drop for DROP of ``id`` (dependents first, then ``id``).  Without
+        CASCADE, a dependent other than an index on ``id`` raises 2BP01."""
+        item = self.get(id)
+        deps = self.dependents(id)
+        if not cascade:
+            for d in self.direct_dependents(id):
+                if d.kind == "index" and d.on_id == id:
+                    continue
+                raise errors.error_for(
+                    errors.DEPENDENT_OBJECTS_STILL_EXIST,
+                    f"cannot drop {item.kind_word()} {item.name}: still depended upon by {d.kind_word()} {d.name}",
+                    position=position)
+            # indexes on the item go with it
+            deps = [d for d in deps if self.get(d).kind == "index" and self.get(d).on_id == id]
+        return deps + [id]

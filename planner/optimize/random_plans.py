@@ -1,0 +1,141 @@
+"""Random plans and data for property tests of optimizer rules (and anyone's renderer).
+
+Owns a deterministic generator (``random.Random(seed)``) of well-formed RelationExprs
+over a few tables, using only the scalar functions of ``compute.reference``'s fallback
+(``eq lt add and or not is_null``), and of small random table contents with NULLs and
+duplicate rows.  Invariant: every generated plan is well formed (column references in
+range, Union inputs of equal arity) and cheap to evaluate with the reference evaluator.
+Deliberately not here: any notion of SQL; plans are built directly.
+"""
+from __future__ import annotations
+
+import random
+
+from compute.ids import user
+from compute.relation import (
+    AggregateExpr, ColumnOrder, Constant, FlatMap, Get, Join, Let, LocalId, Map, Filter,
+    Negate, Project, Reduce, Threshold, TopK, Union,
+)
+from compute.scalar import Call, Column, Literal
+
+TABLES = {user(1): 2, user(2): 3, user(3): 1}
+VALUES = (None, 0, 1, 2, 3)
+
+
+def random_data(rng: random.Random, tables=TABLES) -> dict:
+    out = {}
+    for gid, arity in tables.items():
+        rows: dict = {}
+        for _ in range(rng.randint(0, 6)):
+            r = tuple(rng.choice(VALUES) for _ in range(arity))
+            rows[r] = rows.get(r, 0) + rng.randint(1, 2)
+        out[gid] = rows
+    return out
+
+
+class PlanGen:
+    def __init__(self, rng: random.Random, tables=TABLES):
+        self.rng = rng
+        self.tables = tables
+        self.next_local = 1
+
+    def scalar(self, n: int, depth: int = 2):
+        r = self.rng
+        choice = r.randint(0, 5 if depth > 0 else 1)
+        if n and choice in (0, 2, 3):
+            return Column(r.randrange(n))
+        if choice <= 1 or not n and choice < 4:
+            return Literal(r.choice(VALUES), "int4")
+        return Call("add", (self.scalar(n, depth - 1), self.scalar(n, depth - 1)), "int4")
+
+    def predicate(self, n: int, depth: int = 2):
+        r = self.rng
+        c = r.randint(0, 8 if depth > 0 else 3)
+        if c <= 1:
+            return Call("eq", (self.scalar(n, 1), self.scalar(n, 1)), "bool")
+        if c == 2:
+            return Call("lt", (self.scalar(n, 1), self.scalar(n, 1)), "bool")
+        if c == 3:
+            return Call("is_null", (self.scalar(n, 0),), "bool")
+        if c == 4:
+            return Literal(r.choice((True, False, None)), "bool")
+        if c == 5:
+            return Call("not", (self.predicate(n, depth - 1),), "bool")
+        if c == 6:
+            return Call("and", (self.predicate(n, depth - 1), self.predicate(n, depth - 1)), "bool")
+        if c == 7:
+            return Call("or", (self.predicate(n, depth - 1), self.predicate(n, depth - 1)), "bool")
+        # equality across columns, which the join rules like
+        if n >= 2:
+            a, b = r.sample(range(n), 2)
+            return Call("eq", (Column(a), Column(b)), "bool")
+        return Call("eq", (Column(0), Literal(1, "int4")), "bool") if n else Literal(True, "bool")
+
+    def plan(self, depth: int = 3):
+        r = self.rng
+        if depth <= 0:
+            if r.random() < 0.85:
+                gid = r.choice(sorted(self.tables))
+                return Get(gid, self.tables[gid])
+            n = r.randint(1, 2)
+            rows = tuple((tuple(r.choice(VALUES) for _ in range(n)), r.randint(1, 2))
+                         for _ in range(r.randint(0, 3)))
+            return Constant(rows, n)
+        kind = r.choice(["map", "filter", "filter", "project", "join", "join", "reduce",
+                         "topk", "union", "negate", "let", "flatmap", "distinct"])
+        x = self.plan(depth - 1)
+        n = x.arity()
+        if kind == "map":
+            return Map(x, tuple(self.scalar(n + i) for i in range(r.randint(1, 2))))
+        if kind == "filter":
+            return Filter(x, tuple(self.predicate(n) for _ in range(r.randint(1, 2))))
+        if kind == "project":
+            return Project(x, tuple(r.randrange(n) for _ in range(r.randint(1, 3)))) if n else x
+        if kind == "join":
+            y = self.plan(depth - 1)
+            m = n + y.arity()
+            eqs = ()
+            if n and y.arity() and r.random() < 0.6:
+                eqs = ((Column(r.randrange(n)), Column(n + r.randrange(y.arity()))),)
+            j = Join((x, y), eqs)
+            return Filter(j, (self.predicate(m),)) if r.random() < 0.5 else j
+        if kind in ("reduce", "distinct"):
+            key = tuple(Column(c) for c in sorted(set(r.randrange(n) for _ in range(r.randint(0, 2))))) if n else ()
+            aggs = ()
+            if kind == "reduce":
+                aggs = tuple(AggregateExpr(r.choice(["count", "sum", "min", "max"]),
+                                           self.scalar(n, 0) if n else Literal(True, "bool"),
+                                           r.random() < 0.3, "int4", "int8")
+                             for _ in range(r.randint(1, 2)))
+            if not key and not aggs:
+                key = (Literal(1, "int4"),)
+            return Reduce(Threshold(x), key, aggs, global_default=not key and r.random() < 0.7)
+        if kind == "topk":
+            if not n:
+                return x
+            return TopK(Threshold(x), tuple(sorted(set(r.randrange(n) for _ in range(r.randint(0, 1))))),
+                        tuple(ColumnOrder(r.randrange(n), r.random() < 0.5, r.random() < 0.5)
+                              for _ in range(r.randint(0, 2))),
+                        r.choice([None, 0, 1, 2]), r.choice([0, 0, 1]))
+        if kind == "union":
+            y = self.plan(depth - 1)
+            k = min(n, y.arity())
+            xs = Project(x, tuple(range(k))) if n != k else x
+            ys = Project(y, tuple(range(k))) if y.arity() != k else y
+            return Union((xs, ys))
+        if kind == "negate":
+            # may go negative: only Threshold (always under Reduce/TopK here) clips it
+            return Union((Filter(x, (self.predicate(n),)), Negate(Filter(x, (self.predicate(n),)))))
+        if kind == "let":
+            lid = LocalId(self.next_local)
+            self.next_local += 1
+            g = Get(lid, n)
+            body = r.choice([Union((g, g)), Filter(g, (self.predicate(n),)), Join((g, g), ())])
+            return Let(lid, x, body)
+        if kind == "flatmap":
+            return FlatMap(x, "generate_series", (Literal(1, "int4"), self.scalar(n, 0) if n else Literal(2, "int4")), 1)
+        return x
+
+
+def random_plan(seed: int, depth: int = 3):
+    return PlanGen(random.Random(seed)).plan(depth)

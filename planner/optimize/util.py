@@ -1,0 +1,84 @@
+"""Generic plumbing for optimizer rules: rebuilding a node with new children and
+bottom-up / top-down rewriting.
+
+Owns only tree traversal; invariant: ``with_children(e, children(e)) == e``.  Rules
+are pure functions ``RelationExpr -> RelationExpr`` built on these helpers.
+Deliberately not here: any rewrite decision.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from compute.relation import (
+    Constant, Get, Join, Let, LocalId, Union, children,
+)
+from compute.scalar import Call, CallMzNow, Column, If, Literal
+
+
+def with_children(expr, new_children):
+    """``expr`` with its relational inputs replaced (same order as ``children``)."""
+    new_children = tuple(new_children)
+    if isinstance(expr, (Constant, Get)):
+        return expr
+    if isinstance(expr, Let):
+        return dataclasses.replace(expr, value=new_children[0], body=new_children[1])
+    if isinstance(expr, (Join, Union)):
+        return dataclasses.replace(expr, inputs=new_children)
+    return dataclasses.replace(expr, input=new_children[0])
+
+
+def transform_up(expr, f: Callable):
+    """Apply ``f`` to every node, children first."""
+    kids = children(expr)
+    if kids:
+        new = tuple(transform_up(k, f) for k in kids)
+        if any(a is not b for a, b in zip(new, kids)):
+            expr = with_children(expr, new)
+    return f(expr)
+
+
+def is_literal(e) -> bool:
+    return isinstance(e, Literal)
+
+
+def is_constant_scalar(e) -> bool:
+    """No column reference and no ``mz_now()``: the value is the same for every row."""
+    if isinstance(e, Literal):
+        return True
+    if isinstance(e, (Column, CallMzNow)):
+        return False
+    if isinstance(e, Call):
+        return all(is_constant_scalar(a) for a in e.args)
+    if isinstance(e, If):
+        return all(is_constant_scalar(x) for x in (e.cond, e.then, e.els))
+    return False
+
+
+def empty_constant(arity: int) -> Constant:
+    return Constant((), arity)
+
+
+def is_empty_constant(e) -> bool:
+    return isinstance(e, Constant) and not e.rows and e.error is None
+
+
+def local_uses(expr, lid: LocalId) -> int:
+    """How many ``Get(lid)`` nodes ``expr`` contains."""
+    n = 0
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Get) and e.id == lid:
+            n += 1
+        stack.extend(children(e))
+    return n
+
+
+def replace_local(expr, lid: LocalId, value):
+    """``expr`` with every ``Get(lid)`` replaced by ``value``."""
+    return transform_up(expr, lambda e: value if isinstance(e, Get) and e.id == lid else e)
+
+
+def count_nodes(expr) -> int:
+    return 1 + sum(count_nodes(k) for k in children(expr))

@@ -1,0 +1,310 @@
+"""The ``mzlite`` command: argument parsing, dispatch, and running scripts in batch.
+
+Owns: the command line (``mzlite [PATH] [-c SQL]... [-f FILE]... [--format F] [-x]
+[--system-parameter NAME=VALUE]...``, ``mzlite slt ...``), the choice between batch mode
+(``-c``/``-f``/piped stdin) and the interactive shell, exit statuses, and ``Runner``: runs
+one statement or a script through the public API (``mzlite.connect`` and the DB-API cursor)
+and writes psql-formatted results to stdout and psql-formatted errors to stderr.
+
+Exit statuses: 0 success; 1 when a statement fails (batch mode stops at the first error,
+as psql does with ON_ERROR_STOP, though we exit 1 rather than psql's 3), when a file cannot
+be read, or when the database cannot be opened; 2 for bad usage (argparse's convention);
+130 after Ctrl-C in batch mode.
+
+Invariant: the engine is reached only through ``mzlite``'s public API, imported lazily so
+that ``mzlite --help`` and the shell's first prompt do not pay for it.
+
+Deliberately not here: output formats (``format``), the completeness rule (``complete``),
+backslash commands (``meta``), the interactive loop (``shell``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any, Callable, Optional, Sequence, TextIO
+
+from repl import format as fmt
+from repl.complete import split_script
+
+PROG = "mzlite"
+
+
+class Result:
+    """A fully fetched result: column names and display types (empty when the statement
+    returns no rows), rows, and the command tag."""
+
+    __slots__ = ("names", "types", "rows", "status")
+
+    def __init__(self, names, types, rows, status):
+        self.names, self.types, self.rows, self.status = names, types, rows, status
+
+    @property
+    def has_rows(self) -> bool:
+        return self.names is not None
+
+
+def fetch(conn, sql: str) -> Result:
+    """Execute one statement through the DB-API and fetch everything it returns."""
+    cur = conn.execute(sql)
+    desc = cur.description
+    status = getattr(cur, "statusmessage", None)
+    if desc is None:
+        return Result(None, None, None, status)
+    rows = cur.fetchall()
+    return Result([d[0] for d in desc], [d[1] for d in desc], rows, status)
+
+
+class Runner:
+    """Runs statements and scripts against a connection, printing as psql prints.
+
+    ``executor(sql) -> Result`` is ``fetch`` bound to the connection unless a caller (the
+    shell, which runs statements on a cancellable worker thread) passes its own."""
+
+    def __init__(self, conn, settings: Optional[fmt.Settings] = None, out: TextIO = None,
+                 err: TextIO = None, executor: Optional[Callable[[str], Result]] = None,
+                 terminal_width: Optional[Callable[[], Optional[int]]] = None):
+        self.conn = conn
+        self.settings = settings or fmt.Settings()
+        self.out = out or sys.stdout
+        self.stdout = self.out  # where \\o without a file sends results back to
+        self.err = err or sys.stderr
+        self.executor = executor or (lambda sql: fetch(self.conn, sql))
+        self.terminal_width = terminal_width or (lambda: None)
+        self.timing = False
+        self.variables: dict[str, str] = {}
+        self.quit_requested = False
+        self.last_query: Optional[str] = None
+        self.after_statement: Optional[Callable[[str, Result], None]] = None
+
+    # -- output -------------------------------------------------------------------------
+
+    def write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+    def error(self, text: str) -> None:
+        self.err.write(text)
+        self.err.flush()
+
+    def render(self, result: Result) -> str:
+        if not result.has_rows:
+            return (result.status + "\n") if result.status else ""
+        text = fmt.format_result(result.names, result.types, result.rows, self.settings,
+                                 self.terminal_width())
+        status = result.status or ""
+        if status.split(" ", 1)[0] in ("INSERT", "UPDATE", "DELETE", "MERGE"):
+            text += status + "\n"  # psql prints the tag after RETURNING rows
+        return text
+
+    def report(self, exc: BaseException, query: Optional[str], position_base: int = 0,
+               prefix: str = "") -> None:
+        """Print an error as psql does.  ``query``/``position_base`` say which text the
+        caret line refers to (the statement, or the whole ``-c`` string)."""
+        message = getattr(exc, "message", None) or str(exc)
+        if not _is_db_error(exc):
+            message = f"internal error: {type(exc).__name__}: {exc}"
+        pos = getattr(exc, "position", None)
+        self.error(fmt.format_error(
+            message, query=query, position=(pos + position_base) if pos else None,
+            detail=getattr(exc, "detail", None), hint=getattr(exc, "hint", None), prefix=prefix))
+
+    # -- running ------------------------------------------------------------------------
+
+    def run_statement(self, sql: str, *, error_query: Optional[str] = None, position_base: int = 0,
+                      prefix: str = "") -> bool:
+        """Run one SQL statement; print its result or its error.  True on success."""
+        self.last_query = sql
+        start = time.perf_counter()
+        try:
+            result = self.executor(sql)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, never fatal
+            self.report(exc, error_query if error_query is not None else sql, position_base, prefix)
+            return False
+        elapsed = time.perf_counter() - start
+        self.write(self.render(result))
+        if self.timing:
+            self.write(format_timing(elapsed))
+        if self.after_statement is not None:
+            self.after_statement(sql, result)
+        return True
+
+    def run_meta(self, line: str) -> bool:
+        from repl import meta
+        return meta.run(self, line)
+
+    def run_script(self, text: str, *, source: Optional[str] = None, whole_text_positions: bool = False,
+                   stop_on_error: bool = True) -> bool:
+        """Run every statement (and backslash command) of ``text``.  ``source`` names the
+        file for psql's ``mzlite:FILE:LINE:`` error prefix; with ``whole_text_positions``
+        (``-c``), caret lines refer to the whole text, as psql's do."""
+        ok = True
+        for piece in split_script(text):
+            if self.quit_requested:
+                break
+            prefix = ""
+            if source is not None:
+                line = text.count("\n", 0, piece.offset + len(piece.text)) + 1
+                prefix = f"{PROG}:{source}:{line}: "
+            if piece.meta:
+                good = self.run_meta(piece.text)
+            elif whole_text_positions:
+                good = self.run_statement(piece.text, error_query=text, position_base=piece.offset,
+                                          prefix=prefix)
+            else:
+                good = self.run_statement(piece.text, prefix=prefix)
+            if not good:
+                ok = False
+                if stop_on_error:
+                    break
+        return ok
+
+    def run_file(self, path: str, *, stop_on_error: bool = True) -> bool:
+        try:
+            with open(os.path.expanduser(path), encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            self.error(f"{PROG}: error: {path}: {exc.strerror or exc}\n")
+            return False
+        return self.run_script(text, source=path, stop_on_error=stop_on_error)
+
+
+def _is_db_error(exc: BaseException) -> bool:
+    return hasattr(exc, "sqlstate")
+
+
+def format_timing(seconds: float) -> str:
+    """psql's ``\\timing`` line."""
+    ms = seconds * 1000.0
+    if ms < 1000.0:
+        return f"Time: {ms:.3f} ms\n"
+    total = seconds
+    mins, secs = divmod(total, 60)
+    hours, mins = divmod(int(mins), 60)
+    days, hours = divmod(hours, 24)
+    if days:
+        tail = f"{days} d {hours:02d}:{mins:02d}:{secs:06.3f}"
+    elif hours:
+        tail = f"{hours:02d}:{mins:02d}:{secs:06.3f}"
+    else:
+        tail = f"{mins:02d}:{secs:06.3f}"
+    return f"Time: {ms:.3f} ms ({tail})\n"
+
+
+# ---------------------------------------------------------------- command line
+
+class _Action(argparse.Action):
+    """Keeps ``-c`` and ``-f`` in the order given, as psql runs them."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = getattr(namespace, "actions", None) or []
+        items.append((self.dest, values))
+        namespace.actions = items
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="mzlite: an embedded incremental database with Materialize's SQL. "
+                    "Without -c/-f, opens an interactive shell (or runs statements piped on stdin).",
+        epilog="'mzlite slt ...' runs the sqllogictest runner. In batch mode the first failing "
+               "statement stops the run and the exit status is 1.")
+    p.add_argument("path", nargs="?", default=None,
+                   help="data directory to open (default: an in-memory database)")
+    p.add_argument("-c", "--command", dest="command", action=_Action, metavar="SQL",
+                   help="run SQL (one or more ';'-separated statements) and exit; repeatable")
+    p.add_argument("-f", "--file", dest="file", action=_Action, metavar="FILE",
+                   help="run the statements in FILE ('-' for stdin) and exit; repeatable")
+    p.add_argument("--format", choices=fmt.FORMATS, default="aligned", help="output format")
+    p.add_argument("--csv", dest="format", action="store_const", const="csv",
+                   help="same as --format csv")
+    p.add_argument("-x", "--expanded", action="store_true", help="expanded table output")
+    p.add_argument("-t", "--tuples-only", action="store_true",
+                   help="print rows only (no header, no footer)")
+    p.add_argument("--system-parameter", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a system parameter at start-up; repeatable")
+    p.add_argument("--no-history", action="store_true", help="(shell) do not read or write history")
+    p.set_defaults(actions=[])
+    return p
+
+
+def parse_system_parameters(items: Sequence[str], parser: argparse.ArgumentParser) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            parser.error(f"--system-parameter expects NAME=VALUE, got {item!r}")
+        params[name.strip()] = value
+    return params
+
+
+def connect(path: Optional[str], params: dict[str, str]):
+    import mzlite  # lazily: keeps --help and shell start-up fast
+    kwargs: dict[str, Any] = {}
+    if params:
+        kwargs["system_parameters"] = params
+    return mzlite.connect(path, **kwargs)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "slt":
+        import slt  # lazily: the runner is only needed here
+        return int(slt.main(argv[1:]) or 0)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    params = parse_system_parameters(args.system_parameter, parser)
+    settings = fmt.Settings(format=args.format, expanded="on" if args.expanded else "off",
+                            tuples_only=args.tuples_only)
+    interactive = not args.actions and sys.stdin.isatty()
+    if interactive:
+        from repl import shell  # lazily: prompt_toolkit is only needed here
+        return shell.run(lambda: connect(args.path, params), settings, history=not args.no_history)
+    try:
+        conn = connect(args.path, params)
+    except Exception as exc:  # noqa: BLE001
+        sys.stderr.write(fmt.format_error(getattr(exc, "message", None) or str(exc),
+                                          detail=getattr(exc, "detail", None),
+                                          prefix=f"{PROG}: ") if _is_db_error(exc)
+                         else f"{PROG}: error: could not open database: {exc}\n")
+        return 1
+    try:
+        runner = Runner(conn, settings)
+        try:
+            return run_batch(runner, args.actions)
+        except KeyboardInterrupt:
+            cancel = getattr(conn, "cancel", None)
+            if callable(cancel):
+                cancel()
+            sys.stderr.write("Cancel request sent\n")
+            return 130
+    finally:
+        close = getattr(conn, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:  # noqa: BLE001 - closing must not change the exit status
+                pass
+
+
+def run_batch(runner: Runner, actions: list[tuple[str, str]]) -> int:
+    """Run ``-c``/``-f`` actions in order (or stdin when there are none); 0 or 1."""
+    if not actions:
+        return 0 if runner.run_script(sys.stdin.read(), source="<stdin>") else 1
+    for kind, value in actions:
+        if kind == "command":
+            ok = runner.run_script(value, whole_text_positions=True)
+        elif value == "-":
+            ok = runner.run_script(sys.stdin.read(), source="<stdin>")
+        else:
+            ok = runner.run_file(value)
+        if not ok or runner.quit_requested:
+            return 0 if ok else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""The one seam between the runner and a database: a small engine adapter.
+
+Owns: ``Engine`` (the protocol the runner speaks: ``execute`` returning a ``Result``,
+``reset``, ``close``, and ``names`` for skipif/onlyif), ``EngineError`` (an error the
+database answered with, carrying its SQLSTATE) and two adapters: ``MzliteEngine`` (the
+default: ``mzlite.connect(system_parameters=...)``) and ``SqliteEngine`` (Python's sqlite3,
+which must reproduce the SQLite corpus's expected answers; it is how the runner is tested
+without depending on the engine).
+
+Invariant: the runner never touches a database API directly; an exception that is not a
+database error (a bug in the engine) becomes ``EngineError(internal=True)``, which never
+satisfies an expected error.
+
+Deliberately not here: rendering, comparison, and splitting SQL for anything but
+`simple` blocks.
+"""
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from typing import Optional
+
+__all__ = ["Result", "EngineError", "Engine", "MzliteEngine", "SqliteEngine",
+           "make_engine", "split_statements", "ENGINES"]
+
+
+@dataclass
+class Result:
+    columns: Optional[list]   # [name, ...] when the statement returns rows, else None
+    rows: Optional[list]      # list of tuples when it returns rows, else None
+    rowcount: int = -1
+    status: str = ""
+
+
+class EngineError(Exception):
+    def __init__(self, message: str, sqlstate: str = "XX000", *, detail: Optional[str] = None,
+                 hint: Optional[str] = None, internal: bool = False):
+        super().__init__(message)
+        self.message = message
+        self.sqlstate = sqlstate
+        self.detail = detail
+        self.hint = hint
+        self.internal = internal
+
+    def full_text(self) -> str:
+        """The error as Materialize's runner matches regexes against it."""
+        s = f"db error: ERROR: {self.message}"
+        if self.detail:
+            s += f"\nDETAIL: {self.detail}"
+        if self.hint:
+            s += f"\nHINT: {self.hint}"
+        return s
+
+
+class Engine:
+    """Protocol. ``names``: the engine names skipif/onlyif answer to."""
+
+    names: frozenset = frozenset()
+
+    def execute(self, sql: str, conn: Optional[str] = None) -> Result:  # pragma: no cover
+        raise NotImplementedError
+
+    def reset(self) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover
+        pass
+
+
+def _internal(exc: BaseException) -> EngineError:
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    return EngineError(f"internal error: {type(exc).__name__}: {exc}\n" + "".join(tb[-4:]),
+                       "XX000", internal=True)
+
+
+class MzliteEngine(Engine):
+    names = frozenset({"postgresql", "mzlite", "materialize"})
+
+    def __init__(self, system_parameters: Optional[dict] = None):
+        import mzlite  # imported here so the runner works (with other engines) without it
+        self._mz = mzlite
+        self._params = dict(system_parameters or {})
+        self._conn = None
+        self._sessions: dict = {}
+        self.reset()
+
+    def reset(self) -> None:
+        self.close()
+        self._conn = self._mz.connect(system_parameters=dict(self._params))
+        self._sessions = {}
+
+    def _connection(self, conn: Optional[str]):
+        # An in-memory database has one connection per database; named connections of
+        # `simple conn=...` blocks share it (no separate sessions yet).
+        return self._conn
+
+    def execute(self, sql: str, conn: Optional[str] = None) -> Result:
+        c = self._connection(conn)
+        try:
+            cur = c.execute(sql)
+            desc = cur.description
+            if desc is not None:
+                rows = cur.fetchall()
+                cols = [d[0] for d in desc]
+            else:
+                rows = cols = None
+            return Result(cols, rows, getattr(cur, "rowcount", -1),
+                          getattr(cur, "statusmessage", "") or "")
+        except self._mz.Error as e:
+            return self._raise(e)
+        except Exception as e:  # a bug in the engine, never an answer
+            raise _internal(e) from e
+
+    @staticmethod
+    def _raise(e):
+        raise EngineError(getattr(e, "message", None) or str(e),
+                          getattr(e, "sqlstate", None) or "XX000",
+                          detail=getattr(e, "detail", None), hint=getattr(e, "hint", None)) from e
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:
+                pass
+            self._conn = None
+
+
+class SqliteEngine(Engine):
+    """Python's sqlite3, in autocommit mode; answers to skipif/onlyif ``sqlite``."""
+
+    names = frozenset({"sqlite"})
+
+    def __init__(self, system_parameters: Optional[dict] = None):
+        import sqlite3
+        self._sqlite3 = sqlite3
+        self._conn = None
+        self.reset()
+
+    def reset(self) -> None:
+        self.close()
+        self._conn = self._sqlite3.connect(":memory:", isolation_level=None)
+
+    def execute(self, sql: str, conn: Optional[str] = None) -> Result:
+        try:
+            cur = self._conn.execute(sql)
+            if cur.description is not None:
+                rows = cur.fetchall()
+                return Result([d[0] for d in cur.description], rows, len(rows),
+                              f"SELECT {len(rows)}")
+            return Result(None, None, cur.rowcount, "")
+        except self._sqlite3.Error as e:
+            code = "42601" if "syntax" in str(e) else "XX000"
+            raise EngineError(str(e), code) from e
+        except Exception as e:
+            raise _internal(e) from e
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def _postgres(system_parameters=None):
+    from .pgwire import PostgresEngine
+    return PostgresEngine(system_parameters)
+
+
+ENGINES = {"mzlite": MzliteEngine, "sqlite": SqliteEngine, "postgres": _postgres}
+
+
+def make_engine(name: str, system_parameters: Optional[dict] = None) -> Engine:
+    try:
+        cls = ENGINES[name]
+    except KeyError:
+        raise ValueError(f"unknown engine {name!r} (known: {', '.join(ENGINES)})") from None
+    return cls(system_parameters)
+
+
+def split_statements(sql: str) -> list:
+    """Split SQL text at top-level semicolons (quotes, dollar quotes, comments respected)."""
+    out, buf = [], []
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in ("'", '"'):
+            j = i + 1
+            while j < n:
+                if sql[j] == ch:
+                    if j + 1 < n and sql[j + 1] == ch:
+                        j += 2
+                        continue
+                    break
+                j += 1
+            buf.append(sql[i:j + 1])
+            i = j + 1
+        elif ch == "-" and sql.startswith("--", i):
+            j = sql.find("\n", i)
+            j = n if j < 0 else j
+            buf.append(sql[i:j])
+            i = j
+        elif ch == "/" and sql.startswith("/*", i):
+            j = sql.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            buf.append(sql[i:j])
+            i = j
+        elif ch == "$":
+            k = sql.find("$", i + 1)
+            tag = sql[i:k + 1] if k > 0 else ""
+            if tag and (tag == "$$" or tag[1:-1].isidentifier()):
+                j = sql.find(tag, k + 1)
+                j = n if j < 0 else j + len(tag)
+                buf.append(sql[i:j])
+                i = j
+            else:
+                buf.append(ch)
+                i += 1
+        elif ch == ";":
+            stmt = "".join(buf).strip()
+            if stmt:
+                out.append(stmt)
+            buf = []
+            i += 1
+        else:
+            buf.append(ch)
+            i += 1
+    stmt = "".join(buf).strip()
+    if stmt:
+        out.append(stmt)
+    return out

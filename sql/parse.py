@@ -1,0 +1,561 @@
+"""SQL text -> statements: pglast (PostgreSQL's own grammar) plus a thin Materialize layer.
+
+Owns splitting a text into statements, classifying each (``Statement.kind``), and parsing
+the Materialize-only syntax (see ``sql.mzsyntax``) by hand over pglast's scanner tokens.
+Invariant: every node location inside a ``Statement`` is a character offset relative to
+``Statement``'s coordinate origin, and ``Statement.position(location)`` turns it into the
+1-based character position in the *whole* text given to ``parse_statements`` (as
+PostgreSQL reports positions for a multi-statement query string); sub-texts (AS OF
+expressions, SUBSCRIBE queries, EXPLAIN targets) are parsed padded with blanks to their
+original offsets to keep that true.  ``?`` placeholders are rewritten to ``$n`` and the
+position mapping undoes the shift.
+Deliberately not here: any meaning (names, types, plans live in ``planner``).
+
+Kinds: select, insert, update, delete, create_table, create_table_as, create_view,
+create_materialized_view, create_index, create_default_index, drop, subscribe, declare,
+fetch, close, show, explain, alter_system_set, alter_system_reset, set, reset, begin,
+commit, rollback; anything else pglast accepts gets the snake_case of its node name.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import pglast
+from pglast import ast
+from pglast.parser import ParseError, scan
+
+from sql import errors
+from sql.mzsyntax import (AsOf, CreateDefaultIndex, DeclareSubscribe, Explain, Fetch, Show,
+                          Subscribe)
+
+
+@dataclass(eq=False)
+class Statement:
+    kind: str
+    text: str           #: this statement's own text (as the user wrote it)
+    offset: int         #: character offset of ``text`` in the parsed string
+    node: Any           #: the pglast node, or a ``sql.mzsyntax`` dataclass
+    as_of: Optional[AsOf] = None  #: a SELECT's trailing ``AS OF [AT LEAST] expr``
+    param_count: int = 0          #: highest ``$n`` (or number of ``?``) used
+    origin: int = 0     #: character offset in the parsed string of node location 0
+    #: ``(rewritten_location, extra_chars)`` for each ``?`` rewritten to ``$n``
+    inserts: tuple[tuple[int, int], ...] = ()
+
+    def position(self, location: Optional[int]) -> Optional[int]:
+        """1-based character position in the parsed string of a node ``location`` (or None)."""
+        if location is None or location < 0:
+            return None
+        shift = 0
+        for at, extra in self.inserts:
+            if at < location:
+                shift += min(extra, location - at)
+        return self.origin + location - shift + 1
+
+    def __repr__(self) -> str:
+        return f"Statement({self.kind!r}, {self.text!r})"
+
+
+# ------------------------------------------------------------------ entry point
+
+
+def parse_statements(text: str) -> list[Statement]:
+    """Split ``text`` into statements and parse each; raises ``sql.errors`` 42601."""
+    toks = _scan(text, 0)
+    out: list[Statement] = []
+    piece: list = []
+    for t in toks:
+        if t.name == "ASCII_59":
+            if piece:
+                out.append(_parse_piece(text, piece))
+            piece = []
+        elif t.name not in ("SQL_COMMENT", "C_COMMENT"):
+            piece.append(t)
+    if piece:
+        out.append(_parse_piece(text, piece))
+    return out
+
+
+def parse_one(text: str) -> Statement:
+    stmts = parse_statements(text)
+    if len(stmts) != 1:
+        raise errors.error_for(errors.SYNTAX_ERROR, f"expected exactly one statement, got {len(stmts)}")
+    return stmts[0]
+
+
+def _syntax(msg: str, pos: Optional[int]) -> errors.Error:
+    return errors.error_for(errors.SYNTAX_ERROR, msg, position=pos)
+
+
+def _scan(text: str, origin: int):
+    try:
+        return scan(text)
+    except ParseError as e:
+        loc = e.args[1] if len(e.args) > 1 else None
+        raise _syntax(e.args[0], None if loc is None else origin + loc + 1) from None
+
+
+def _parse_piece(source: str, toks) -> Statement:
+    start, end = toks[0].start, toks[-1].end + 1
+    text = source[start:end]
+    rel = [_Tok(t.start - start, t.end - start + 1, t.name, t.kind) for t in toks]
+    params = [t for t in rel if t.name == "PARAM"]
+    qmarks = [t for t in rel if t.name == "Op" and text[t.start:t.end] == "?"]
+    inserts: list[tuple[int, int]] = []
+    ptext = text
+    nparams = max((int(text[t.start + 1:t.end]) for t in params), default=0)
+    if qmarks and not params:
+        parts, last, n = [], 0, 0
+        for t in qmarks:
+            n += 1
+            rep = f"${n}"
+            parts.append(text[last:t.start])
+            inserts.append((t.start + sum(e for _, e in inserts), len(rep) - 1))
+            parts.append(rep)
+            last = t.end
+        parts.append(text[last:])
+        ptext = "".join(parts)
+        nparams = n
+        rel = [_Tok(t.start, t.end + 1, t.name, t.kind)
+               for t in _scan(ptext, start) if t.name not in ("SQL_COMMENT", "C_COMMENT")]
+    ctx = _Ctx(source, start, text, ptext, rel, tuple(inserts))
+    stmt = ctx.parse()
+    stmt.param_count = nparams
+    return stmt
+
+
+@dataclass(frozen=True)
+class _Tok:
+    start: int
+    end: int  #: exclusive
+    name: str
+    kind: str
+
+
+_CTRL = {"ASCII_40": "(", "ASCII_41": ")", "ASCII_44": ",", "ASCII_46": ".", "ASCII_61": "="}
+
+
+class _Ctx:
+    """One statement's text and tokens; hand parsers for the Materialize-only forms."""
+
+    def __init__(self, source, origin, text, ptext, toks, inserts):
+        self.source, self.origin, self.text, self.ptext = source, origin, text, ptext
+        self.toks, self.inserts = toks, inserts
+        self.i = 0
+
+    # ---- token helpers
+    def word(self, i: int) -> str:
+        if i >= len(self.toks):
+            return ""
+        t = self.toks[i]
+        if t.name in _CTRL:
+            return _CTRL[t.name]
+        if t.name in ("SCONST", "ICONST", "FCONST", "PARAM", "Op") or self.ptext[t.start] == '"':
+            return "\0" + self.ptext[t.start:t.end]
+        return self.ptext[t.start:t.end].upper()
+
+    def peek(self, k: int = 0) -> str:
+        return self.word(self.i + k)
+
+    def accept(self, *words: str) -> bool:
+        for k, w in enumerate(words):
+            if self.word(self.i + k) != w:
+                return False
+        self.i += len(words)
+        return True
+
+    def error_here(self) -> errors.Error:
+        if self.i >= len(self.toks):
+            return _syntax("syntax error at end of input", self.pos(len(self.ptext)))
+        t = self.toks[self.i]
+        return _syntax(f'syntax error at or near "{self.ptext[t.start:t.end]}"', self.pos(t.start))
+
+    def expect(self, *words: str) -> None:
+        for w in words:
+            if not self.accept(w):
+                raise self.error_here()
+
+    def pos(self, loc: int) -> int:
+        return self.stmt("", None).position(loc)
+
+    def loc(self) -> int:
+        return self.toks[self.i].start if self.i < len(self.toks) else len(self.ptext)
+
+    def ident(self) -> str:
+        if self.i >= len(self.toks):
+            raise self.error_here()
+        t = self.toks[self.i]
+        raw = self.ptext[t.start:t.end]
+        if raw.startswith('"'):
+            self.i += 1
+            return raw[1:-1].replace('""', '"')
+        if t.name in _CTRL or t.name in ("SCONST", "ICONST", "FCONST", "PARAM", "Op") \
+                or t.kind == "RESERVED_KEYWORD":
+            raise self.error_here()
+        self.i += 1
+        return raw.lower()
+
+    def name(self) -> tuple[str, ...]:
+        parts = [self.ident()]
+        while self.accept("."):
+            parts.append(self.ident())
+        return tuple(parts)
+
+    def literal(self):
+        t = self.toks[self.i] if self.i < len(self.toks) else None
+        if t is None:
+            raise self.error_here()
+        raw = self.ptext[t.start:t.end]
+        self.i += 1
+        if t.name == "SCONST":
+            return raw[1:-1].replace("''", "'")
+        if t.name == "ICONST":
+            return int(raw)
+        if t.name == "FCONST":
+            return float(raw)
+        up = raw.upper()
+        if up in ("TRUE", "ON"):
+            return True
+        if up in ("FALSE", "OFF"):
+            return False
+        if t.name in _CTRL:
+            self.i -= 1
+            raise self.error_here()
+        return raw.lower()
+
+    def options(self) -> tuple[tuple[str, Any], ...]:
+        """``( name [=] value, ... )`` after WITH."""
+        self.expect("(")
+        out = []
+        while True:
+            name = self.ident()
+            if self.peek() in (",", ")"):
+                val: Any = True
+            else:
+                self.accept("=")
+                val = self.literal()
+            out.append((name, val))
+            if self.accept(")"):
+                return tuple(out)
+            self.expect(",")
+
+    def matching_paren(self, i: int) -> int:
+        depth = 0
+        for j in range(i, len(self.toks)):
+            w = self.word(j)
+            if w == "(":
+                depth += 1
+            elif w == ")":
+                depth -= 1
+                if depth == 0:
+                    return j
+        self.i = len(self.toks)
+        raise self.error_here()
+
+    def stmt(self, kind: str, node, **kw) -> Statement:
+        return Statement(kind, self.text, self.origin, node, origin=self.origin, inserts=self.inserts, **kw)
+
+    # ---- sub-parses, padded so locations stay relative to this statement
+    def parse_pg(self, lo: int, hi: int):
+        padded = " " * lo + self.ptext[lo:hi]
+        try:
+            raws = pglast.parse_sql(padded)
+        except ParseError as e:
+            loc = e.args[1] if len(e.args) > 1 else len(padded)
+            raise _syntax(e.args[0], self.pos(loc)) from None
+        if len(raws) != 1:
+            raise _syntax("syntax error at or near \";\"", self.pos(lo))
+        return raws[0].stmt
+
+    def parse_expr(self, lo: int, hi: int):
+        if lo < 7:
+            raise self.error_here()
+        padded = "SELECT" + " " * (lo - 6) + self.ptext[lo:hi]
+        try:
+            raws = pglast.parse_sql(padded)
+        except ParseError as e:
+            loc = e.args[1] if len(e.args) > 1 else len(padded)
+            raise _syntax(e.args[0], self.pos(loc)) from None
+        sel = raws[0].stmt if len(raws) == 1 else None
+        if not isinstance(sel, ast.SelectStmt) or sel.fromClause or len(sel.targetList or ()) != 1 \
+                or sel.targetList[0].name:
+            raise _syntax("syntax error in expression", self.pos(lo))
+        return sel.targetList[0].val
+
+    def expr_until(self, *stops: tuple[str, ...]):
+        """Parse the expression from the current token up to the first depth-0 ``stops`` sequence."""
+        lo = self.loc()
+        depth, j = 0, self.i
+        while j < len(self.toks):
+            w = self.word(j)
+            if w == "(":
+                depth += 1
+            elif w == ")":
+                depth -= 1
+            elif depth == 0 and any(all(self.word(j + k) == s for k, s in enumerate(seq)) for seq in stops):
+                break
+            j += 1
+        if j == self.i:
+            raise self.error_here()
+        hi = self.toks[j].start if j < len(self.toks) else len(self.ptext)
+        node = self.parse_expr(lo, hi)
+        self.i = j
+        return node
+
+    # ---- dispatch
+    def parse(self) -> Statement:
+        w0, w1 = self.peek(0), self.peek(1)
+        if w0 == "SUBSCRIBE":
+            return self.stmt("subscribe", self.subscribe())
+        if w0 == "DECLARE" and self._declare_subscribe_at() is not None:
+            self.i = 1
+            name = self.ident()
+            self.i = self._declare_subscribe_at()
+            return self.stmt("declare", DeclareSubscribe(name, self.subscribe()))
+        if w0 == "FETCH":
+            return self.stmt("fetch", self.fetch())
+        if w0 == "SHOW":
+            return self.stmt("show", self.show())
+        if w0 == "EXPLAIN":
+            return self.stmt("explain", self.explain())
+        if w0 == "CREATE" and w1 == "DEFAULT" and self.peek(2) == "INDEX":
+            return self.stmt("create_default_index", self.default_index())
+        if w0 == "CREATE":
+            self._blank_in_cluster()
+        return self.pglast_statement()
+
+    def _declare_subscribe_at(self) -> Optional[int]:
+        for j in range(len(self.toks) - 1):
+            if self.word(j) == "FOR" and self.word(j + 1) == "SUBSCRIBE":
+                return j + 1
+        return None
+
+    def _blank_in_cluster(self) -> None:
+        """Materialize's ``IN CLUSTER c`` on CREATE INDEX / MATERIALIZED VIEW: blank it out."""
+        for j in range(len(self.toks) - 2):
+            if self.word(j) in ("AS", "("):
+                break
+            if self.word(j) == "IN" and self.word(j + 1) == "CLUSTER":
+                lo, hi = self.toks[j].start, self.toks[j + 2].end
+                self.ptext = self.ptext[:lo] + " " * (hi - lo) + self.ptext[hi:]
+                del self.toks[j:j + 3]
+                return
+
+    def pglast_statement(self) -> Statement:
+        try:
+            node = self.parse_pg(0, len(self.ptext))
+            return self.classify(node)
+        except errors.Error as first:
+            cut = self._trailing_as_of()
+            if cut is None:
+                raise
+            self.i = cut + 2
+            at_least = self.accept("AT", "LEAST")
+            expr = self.expr_until()
+            node = self.parse_pg(0, self.toks[cut].start)
+            if not isinstance(node, ast.SelectStmt):
+                raise first
+            return self.stmt("select", node, as_of=AsOf(expr, at_least))
+
+    def _trailing_as_of(self) -> Optional[int]:
+        depth, found = 0, None
+        for j in range(len(self.toks) - 1):
+            w = self.word(j)
+            if w == "(":
+                depth += 1
+            elif w == ")":
+                depth -= 1
+            elif depth == 0 and w == "AS" and self.word(j + 1) == "OF":
+                found = j
+        return found
+
+    def classify(self, node) -> Statement:
+        if isinstance(node, ast.TransactionStmt):
+            k = node.kind.name
+            kind = {"TRANS_STMT_BEGIN": "begin", "TRANS_STMT_START": "begin", "TRANS_STMT_COMMIT": "commit",
+                    "TRANS_STMT_ROLLBACK": "rollback"}.get(k, "transaction")
+        elif isinstance(node, ast.CreateTableAsStmt):
+            kind = "create_materialized_view" if node.objtype.name == "OBJECT_MATVIEW" else "create_table_as"
+        elif isinstance(node, ast.VariableSetStmt):
+            kind = "reset" if node.kind.name in ("VAR_RESET", "VAR_RESET_ALL") else "set"
+        elif isinstance(node, ast.AlterSystemStmt):
+            kind = "alter_system_reset" if node.setstmt.kind.name in ("VAR_RESET", "VAR_RESET_ALL") \
+                else "alter_system_set"
+        else:
+            kind = _KINDS.get(type(node).__name__) or _snake(type(node).__name__)
+        return self.stmt(kind, node)
+
+    # ---- Materialize forms
+    def subscribe(self) -> Subscribe:
+        self.expect("SUBSCRIBE")
+        self.accept("TO")
+        loc = self.loc()
+        relation = query = None
+        if self.peek() == "(":
+            close = self.matching_paren(self.i)
+            query = self.parse_pg(self.toks[self.i].start + 1, self.toks[close].start)
+            self.i = close + 1
+        else:
+            relation = self.name()
+        options: tuple = ()
+        as_of = up_to = None
+        while self.i < len(self.toks):
+            if self.accept("WITH"):
+                options = options + self.options()
+            elif self.accept("AS", "OF"):
+                at_least = self.accept("AT", "LEAST")
+                as_of = AsOf(self.expr_until(("UP", "TO")), at_least)
+            elif self.accept("UP", "TO"):
+                up_to = self.expr_until(("AS", "OF"))
+            else:
+                raise self.error_here()
+        return Subscribe(relation, query, options, as_of, up_to, loc)
+
+    def fetch(self) -> Fetch:
+        self.expect("FETCH")
+        self.accept("FORWARD")
+        count: Optional[int] = 1
+        if self.accept("ALL"):
+            count = None
+        elif self.i < len(self.toks) and self.toks[self.i].name == "ICONST":
+            count = self.literal()
+        self.accept("FROM") or self.accept("IN")
+        cursor = self.ident()
+        options: tuple = ()
+        if self.accept("WITH"):
+            options = self.options()
+        if self.i < len(self.toks):
+            raise self.error_here()
+        return Fetch(cursor, count, options)
+
+    def show(self) -> Show:
+        self.expect("SHOW")
+        w = self.peek()
+        simple = {"TABLES": "tables", "VIEWS": "views", "INDEXES": "indexes", "INDEX": "indexes",
+                  "KEYS": "indexes", "OBJECTS": "objects", "SOURCES": "sources", "SINKS": "sinks",
+                  "CLUSTERS": "clusters", "SCHEMAS": "schemas", "DATABASES": "databases",
+                  "SECRETS": "secrets", "CONNECTIONS": "connections", "TYPES": "types"}
+        if self.accept("MATERIALIZED", "VIEWS"):
+            what = "materialized_views"
+        elif w in simple and self.peek(1) not in ("=",):
+            self.i += 1
+            what = simple[w]
+        elif self.accept("COLUMNS"):
+            if not (self.accept("FROM") or self.accept("IN")):
+                raise self.error_here()
+            loc = self.loc()
+            on = self.name()
+            return Show("columns", on=on, like=self._like(), location=loc)
+        elif self.accept("CREATE"):
+            if self.accept("MATERIALIZED", "VIEW"):
+                ck = "materialized_view"
+            elif self.peek() in ("TABLE", "VIEW", "INDEX", "SOURCE", "SINK"):
+                ck = self.peek().lower()
+                self.i += 1
+            else:
+                raise self.error_here()
+            loc = self.loc()
+            on = self.name()
+            if self.i < len(self.toks):
+                raise self.error_here()
+            return Show("create", on=on, create_kind=ck, location=loc)
+        elif self.accept("ALL"):
+            if self.i < len(self.toks):
+                raise self.error_here()
+            return Show("all")
+        else:
+            if self.accept("TRANSACTION", "ISOLATION", "LEVEL"):
+                name = "transaction_isolation"
+            elif self.accept("TIME", "ZONE"):
+                name = "timezone"
+            else:
+                name = ".".join(self.name())
+            if self.i < len(self.toks):
+                raise self.error_here()
+            return Show("variable", name=name)
+        on, loc = None, 0
+        if what == "indexes" and (self.accept("ON") or self.accept("FROM") or self.accept("IN")):
+            loc = self.loc()
+            on = self.name()
+        elif self.accept("FROM") or self.accept("IN"):
+            loc = self.loc()
+            on = self.name()  # schema (ignored: one schema)
+            if what != "indexes":
+                on = None
+        if self.accept("IN", "CLUSTER"):
+            self.ident()
+        return Show(what, on=on, like=self._like(), location=loc)
+
+    def _like(self) -> Optional[str]:
+        like = None
+        if self.accept("LIKE"):
+            like = self.literal()
+            if not isinstance(like, str):
+                raise self.error_here()
+        if self.i < len(self.toks):
+            raise self.error_here()
+        return like
+
+    def explain(self) -> Explain:
+        self.expect("EXPLAIN")
+        stage, fmt = "optimized", "text"
+        stages = {"RAW": "raw", "DECORRELATED": "decorrelated", "OPTIMIZED": "optimized",
+                  "PHYSICAL": "physical", "LOCALLY": "optimized", "GLOBAL": "optimized"}
+        explicit = False
+        if self.peek() in stages and self.peek(1) in ("PLAN", "OPTIMIZED"):
+            stage = stages[self.peek()]
+            self.i += 1
+            self.accept("OPTIMIZED")
+            self.expect("PLAN")
+            explicit = True
+        elif self.accept("PLAN"):
+            explicit = True
+        elif self.accept("TIMESTAMP"):
+            stage, explicit = "timestamp", True
+        if explicit:
+            if self.accept("WITH"):
+                self.options()
+            if self.accept("AS"):
+                fmt = self.ident()
+            self.expect("FOR")
+        if self.i >= len(self.toks):
+            raise self.error_here()
+        lo = self.loc()
+        sub = _Ctx(self.source, self.origin, self.text, " " * lo + self.ptext[lo:],
+                   self.toks[self.i:], self.inserts)
+        inner = sub.parse()
+        inner.text = self.text[lo:] if not self.inserts else self.ptext[lo:]
+        inner.offset = self.origin + lo
+        if inner.kind not in ("select", "create_view", "create_materialized_view", "create_index",
+                              "create_default_index", "subscribe", "insert", "update", "delete"):
+            raise _syntax(f'syntax error at or near "{self.ptext[lo:self.toks[self.i].end]}"', self.pos(lo))
+        return Explain(stage, inner, fmt)
+
+    def default_index(self) -> CreateDefaultIndex:
+        self.expect("CREATE", "DEFAULT", "INDEX")
+        ine = self.accept("IF", "NOT", "EXISTS")
+        cluster = None
+        if self.accept("IN", "CLUSTER"):
+            cluster = self.ident()
+        self.expect("ON")
+        loc = self.loc()
+        on = self.name()
+        if self.accept("("):
+            self.expect(")")
+        if self.i < len(self.toks):
+            raise self.error_here()
+        return CreateDefaultIndex(on, cluster, ine, loc)
+
+
+_KINDS = {
+    "SelectStmt": "select", "InsertStmt": "insert", "UpdateStmt": "update", "DeleteStmt": "delete",
+    "CreateStmt": "create_table", "ViewStmt": "create_view", "IndexStmt": "create_index",
+    "DropStmt": "drop", "VariableShowStmt": "show_variable", "DeclareCursorStmt": "declare",
+    "FetchStmt": "fetch", "ClosePortalStmt": "close", "ExplainStmt": "explain",
+}
+
+
+def _snake(name: str) -> str:
+    name = name[:-4] if name.endswith("Stmt") else name
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

@@ -1,0 +1,111 @@
+"""Smoke test of the benchmark harness (``python -m bench``) on a few hundred rows.
+
+Runs the freshness workload's phases against sqlite3 and DuckDB, and against mzlite when
+``mzlite.connect().execute('select 1')`` works, and checks that every engine agrees with
+the oracle and with the others after every phase.  No timing assertions: this only keeps
+the harness honest (a harness that compares wrong answers would make every ratio a lie).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from bench import freshness
+from bench.engines import mzlite_status, repo_root
+from bench.workload import Workload, normalize_rows
+
+SMALL = dict(n_orders=300, reps={"read": 3, "k=1": 6, "k=100": 3, "k=10000": 3, "point": 3, "point_stored": 3},
+             ks=[1, 10, 100], measure_memory=False)
+
+
+def _run(engine: str):
+    spec = freshness.default_spec(**SMALL)
+    events = []
+    freshness.run_engine(engine, spec, events.append)
+    return events
+
+
+def _assert_clean(summary):
+    for eng, e in summary.items():
+        assert not e["errors"], (eng, e["errors"])
+        assert {"load", "hydrate", "read", "k=1", "k=10", "k=100", "point"} <= set(e["phases"]), (eng, e["phases"].keys())
+    assert freshness.cross_check(summary) == []
+
+
+def test_oracle_tracks_batches():
+    wl = Workload(200, seed=7)
+    before = sum(n for _, n, _ in wl.oracle.view())
+    for b in wl.batches(5, 6):   # insert, update, delete, insert, update, delete
+        assert len({p[-1] if b.kind == "update" else p[0] for p in b.params}) == len(b.params)  # distinct ids
+    assert sum(n for _, n, _ in wl.oracle.view()) == before   # 10 inserted, 10 deleted
+    assert normalize_rows([("a", __import__("decimal").Decimal("3"), 1)]) == [("a", 3, 1)]
+
+
+def test_peers_agree():
+    engines = ["sqlite"]
+    if importlib.util.find_spec("duckdb") is not None:
+        engines.append("duckdb")
+    summary = freshness.summarize({e: _run(e) for e in engines})
+    _assert_clean(summary)
+    text = freshness.render(summary, freshness.default_spec(**SMALL), {})
+    assert "k=1 change + read" in text and "RESULT DISAGREEMENT" not in text
+
+
+def test_mzlite_agrees_with_peers():
+    ok, why = mzlite_status()
+    if not ok:
+        pytest.skip(f"mzlite is not usable yet: {why}")
+    summary = freshness.summarize({"mzlite": _run("mzlite"), "sqlite": _run("sqlite")})
+    _assert_clean(summary)
+    text = freshness.render(summary, freshness.default_spec(**SMALL), {})
+    assert "targets" in text
+
+
+def test_cli_subprocess_json(tmp_path):
+    """The real entry point, one engine in a child process, raw figures in --json."""
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "bench", "--engines", "sqlite", "--orders", "300",
+                           "--reps-scale", "0.1", "--json", str(out)], cwd=repo_root(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "k=10000 changes + read" in proc.stdout
+    data = json.loads(out.read_text())
+    mem = data["engines"]["sqlite"]["memory"]
+    assert mem["peak_kb"] > 0
+    assert data["problems"] == []
+
+
+def test_profiler_sees_other_threads():
+    from bench.profiling import PhaseProfiler
+
+    def busy_work():
+        return sum(i * i for i in range(20000))
+
+    prof = PhaseProfiler(top=10)
+    prof.install()
+    stop = threading.Event()
+
+    def loop():
+        while not stop.is_set():
+            busy_work()
+            time.sleep(0.001)
+
+    t = threading.Thread(target=loop, name="worker")
+    t.start()
+    try:
+        prof.start("phase1")
+        time.sleep(0.1)
+        prof.stop()
+    finally:
+        stop.set()
+        t.join()
+        prof.uninstall()
+    text = prof.text()
+    assert "phase phase1, caller thread" in text
+    assert "busy_work" in text   # seen on the other thread

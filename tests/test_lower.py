@@ -1,0 +1,133 @@
+"""Lowering (planner/lower.py): DataflowDescriptions for peeks, MVs, indexes, subscribes.
+
+is_single_time()/is_peek_dataflow() are asserted for each case exactly as DESIGN.md
+defines them.  Sabotages tried (each turned a named test red, then was restored):
+- peek dataflow with until=None at finite t -> test_peek_dataflow_at_finite_time
+- until = step_forward(t) at MAX (OverflowError) -> test_peek_dataflow_at_max
+- source import preferred over an existing index -> test_index_import_preferred_over_source
+- first index instead of the join-key index -> test_join_prefers_index_on_join_key
+- view not inlined -> test_plain_view_is_inlined_and_results_unchanged
+"""
+import pytest
+
+from compute import reference
+from compute.dataflow import BuildDesc, IndexExport, SinkExport, SourceImport
+from compute.ids import transient, user
+from compute.relation import Filter, Get, Join, Project
+from compute.scalar import Call, Column, Literal
+from compute.timestamp import MAX
+
+from planner.lower import (
+    SimpleCatalog, build_dataflow, build_index_dataflow, build_materialized_view_dataflow,
+    build_peek_dataflow, build_subscribe_dataflow,
+)
+from planner.peek import AvailableIndex
+
+
+@pytest.fixture(autouse=True)
+def _fallback(monkeypatch):
+    monkeypatch.setattr(reference, "default_compiler", lambda: reference.fallback_compile)
+
+
+T1, T2, VIEW, MV = user(1), user(2), user(3), user(4)
+IX_T2_0, IX_T2_1 = user(10), user(11)
+CAT = SimpleCatalog(
+    storage={T1, T2, MV},
+    indexes={T2: [AvailableIndex(IX_T2_0, (Column(0),), 2), AvailableIndex(IX_T2_1, (Column(1),), 2)]},
+    views={VIEW: Filter(Get(T1, 2), (Call("eq", (Column(1), Literal(1, "int4")), "bool"),))},
+)
+t1, t2 = Get(T1, 2), Get(T2, 2)
+
+
+def peek(expr, as_of):
+    return build_peek_dataflow(expr, view_id=transient(1), index_id=transient(2), as_of=as_of, catalog=CAT)
+
+
+def test_peek_dataflow_at_finite_time():
+    d = peek(t1, 5)
+    assert (d.as_of, d.until) == (5, 6)
+    assert d.is_single_time() and d.is_peek_dataflow()
+    assert d.source_imports == (SourceImport(T1, 2),)
+    assert d.objects_to_build == (BuildDesc(transient(1), t1),)
+    assert d.index_exports == (IndexExport(transient(2), transient(1), (Column(0), Column(1)), 2),)
+
+
+def test_peek_dataflow_at_max():
+    d = peek(t1, MAX)
+    assert d.until is None
+    assert d.is_single_time() and d.is_peek_dataflow()
+
+
+def test_peek_dataflow_requires_transient_ids():
+    with pytest.raises(ValueError):
+        build_peek_dataflow(t1, view_id=user(50), index_id=transient(2), as_of=1, catalog=CAT)
+
+
+def test_index_import_preferred_over_source():
+    d = peek(t2, 3)
+    assert d.source_imports == ()
+    assert [i.id for i in d.index_imports] == [IX_T2_0]
+
+
+def test_join_prefers_index_on_join_key():
+    j = Join((t1, t2), ((Column(0), Column(3)),))
+    d = peek(j, 3)
+    assert [i.id for i in d.index_imports] == [IX_T2_1]
+    assert [s.id for s in d.source_imports] == [T1]
+
+
+def test_plain_view_is_inlined_and_results_unchanged():
+    q = Project(Get(VIEW, 2), (0,))
+    d = peek(q, 3)
+    assert [s.id for s in d.source_imports] == [T1]
+    data = {T1: {(1, 1): 1, (2, 0): 1}}
+    assert reference.evaluate(d.objects_to_build[0].plan, data) == {(1,): 1}
+
+
+def test_unknown_collection_is_a_lookup_error():
+    with pytest.raises(LookupError):
+        peek(Get(user(99), 1), 1)
+
+
+def test_materialized_view_dataflow():
+    d = build_materialized_view_dataflow(t1, id=MV, as_of=7, catalog=CAT)
+    assert d.sink_exports == (SinkExport(MV, MV, "materialized_view", 2),)
+    assert d.until is None and not d.is_single_time() and not d.is_peek_dataflow()
+    assert d.objects_to_build[0].id == MV
+
+
+def test_index_on_table_and_on_view():
+    d = build_index_dataflow(T1, index_id=user(20), key=(Column(0),), arity=2, as_of=0, catalog=CAT)
+    assert d.source_imports == (SourceImport(T1, 2),)
+    assert d.objects_to_build == (BuildDesc(T1, t1),)
+    assert d.index_exports == (IndexExport(user(20), T1, (Column(0),), 2),)
+    assert not d.is_peek_dataflow()
+    dv = build_index_dataflow(VIEW, index_id=user(21), key=(Column(1),), arity=2, as_of=0, catalog=CAT)
+    assert dv.objects_to_build[0].id == VIEW and dv.source_imports == (SourceImport(T1, 2),)
+    assert not dv.is_peek_dataflow()
+
+
+def test_subscribe_is_never_a_peek_dataflow():
+    d = build_subscribe_dataflow(t1, sink_id=transient(3), as_of=4, up_to=5, catalog=CAT)
+    assert d.is_single_time() and not d.is_peek_dataflow()
+    assert d.sink_exports[0].kind == "subscribe" and dict(d.sink_exports[0].options)["up_to"] == 5
+    forever = build_subscribe_dataflow(t1, sink_id=transient(3), as_of=4, catalog=CAT)
+    assert forever.until is None and not forever.is_single_time() and not forever.is_peek_dataflow()
+
+
+def test_build_dataflow_dispatch():
+    d = build_dataflow("peek", expr=t1, view_id=transient(1), index_id=transient(2), as_of=1, catalog=CAT)
+    assert d.is_peek_dataflow()
+    d = build_dataflow("index", on_id=T1, index_id=user(20), key=(Column(0),), arity=2, as_of=0, catalog=CAT)
+    assert d.index_exports[0].id == user(20)
+    with pytest.raises(ValueError):
+        build_dataflow("nope")
+
+
+def test_join_key_seen_through_projections():
+    """After projection pushdown a join input is Project(Get): the key still maps to the Get.
+    Sabotage: only bare Gets considered -> the first index (by id) is chosen -> red."""
+    j = Join((t1, Project(t2, (1,))), ((Column(0), Column(2)),))
+    d = build_peek_dataflow(j, view_id=transient(1), index_id=transient(2), as_of=3, catalog=CAT,
+                            optimize_plan=False)
+    assert [i.id for i in d.index_imports] == [IX_T2_1]

@@ -1,0 +1,227 @@
+"""The runtime state machine, stepped by hand with the stand-in Spine/Dataflow."""
+from __future__ import annotations
+
+import pytest
+
+from compute.errors import ComputeProtocolError
+from compute.mfp import MapFilterProject
+from compute.protocol import (AllowCompaction, CancelPeek, CreateDataflow, Frontiers, Peek,
+                              PeekCanceled, PeekError, PeekResponse, PeekRows, RowSetFinishing,
+                              Status, SubscribeResponse)
+from compute.registry import SharedArrangementRegistry
+from compute.runtime import Runtime
+from compute.timestamp import MAX
+from tests.test_runtime_support import (StandinDataflow, index_desc, peek_dataflow, sink_desc,
+                                        t, table, u)
+
+
+def runtime(role="maintenance", storage=None, registry=None, **kw):
+    return Runtime(role, storage if storage is not None else {}, registry,
+                   dataflow_factory=StandinDataflow, **kw)
+
+
+def drain(rt, rounds=50):
+    out = []
+    for _ in range(rounds):
+        did = rt.step()
+        out += rt.drain_responses()
+        if not did:
+            break
+    return out
+
+
+def peek(uuid, target, ts, keys=None, finishing=RowSetFinishing(), arity=2):
+    return Peek(uuid, target, keys, ts, finishing, MapFilterProject.identity(arity))
+
+
+def rows_of(resp):
+    assert isinstance(resp.result, PeekRows), resp
+    return sorted(resp.result.rows)
+
+
+def test_index_hydrates_reports_frontiers_and_answers_peeks():
+    storage = {u(1): table(u(1), [(1, "a"), (2, "b")], 0, 1)}
+    rt = runtime(storage=storage)
+    rt.handle(CreateDataflow(index_desc(u(1), u(2))))
+    out = drain(rt)
+    assert Frontiers(u(2), 1, 1, 1) in out
+    rt.handle(peek("p1", u(2), 0))
+    rt.handle(peek("p2", u(2), 0, keys=((2,),)))
+    out = drain(rt)
+    by = {r.uuid: r for r in out if isinstance(r, PeekResponse)}
+    assert rows_of(by["p1"]) == [((1, "a"), 1), ((2, "b"), 1)]
+    assert rows_of(by["p2"]) == [((2, "b"), 1)]
+    assert by["p1"].kind == "fast_path" and by["p1"].answered_by == "maintenance"
+    assert rt.peek_counts["fast_path"] == 2
+    assert rt.dataflows() == [(u(2), "u2")]
+
+
+def test_peek_waits_for_upper_then_answers_and_storage_wakes_the_runtime():
+    """Sabotage checked: answering without the ``upper <= timestamp`` wait returned the
+    rows at time 1 before the write at time 1 was applied (red), then restored."""
+    coll = table(u(1), [(1, "a")], 0, 1)
+    rt = runtime(storage={u(1): coll})
+    woken = []
+    rt.set_waker(lambda: woken.append(1))
+    rt.handle(CreateDataflow(index_desc(u(1), u(2))))
+    drain(rt)
+    rt.handle(peek("p", u(2), 1))
+    assert not [r for r in drain(rt) if isinstance(r, PeekResponse)]
+    coll.append([((5, "e"), 1)], 1, 2)
+    assert woken, "a storage upper advance must wake the runtime"
+    out = drain(rt)
+    (resp,) = [r for r in out if isinstance(r, PeekResponse)]
+    assert rows_of(resp) == [((1, "a"), 1), ((5, "e"), 1)]
+    assert Frontiers(u(2), 2, 2, 2) in out
+
+
+def test_peek_below_since_is_an_error_and_data_errors_surface_with_sqlstate():
+    coll = table(u(1), [(1, "a")], 0, 1)
+    rt = runtime(storage={u(1): coll}, enabled_sharing=False)
+    rt.handle(CreateDataflow(index_desc(u(1), u(2))))
+    coll.append([(("ERR", 0), 1)], 1, 3)
+    drain(rt)
+    rt.handle(AllowCompaction(u(2), 2))
+    rt.handle(peek("old", u(2), 1))
+    rt.handle(peek("bad", u(2), 2))
+    by = {r.uuid: r for r in drain(rt) if isinstance(r, PeekResponse)}
+    assert isinstance(by["old"].result, PeekError) and "since" in by["old"].result.message
+    assert by["bad"].result == PeekError("22012", "division by zero")
+
+
+def test_drop_reports_empty_frontier_and_later_commands_for_it_are_refused():
+    coll = table(u(1), [(1, "a")], 0, 1)
+    rt = runtime(storage={u(1): coll})
+    rt.handle(CreateDataflow(index_desc(u(1), u(2))))
+    drain(rt)
+    rt.handle(AllowCompaction(u(2), None))
+    out2 = rt.drain_responses() + drain(rt)
+    assert Frontiers(u(2), None, None, None) in out2
+    assert rt.dataflows() == []
+    with pytest.raises(ComputeProtocolError):
+        rt.handle(AllowCompaction(u(2), 3))
+
+
+def test_cancel_pending_peek_yields_canceled_exactly_once():
+    coll = table(u(1), [(1, "a")], 0, 1)
+    rt = runtime(storage={u(1): coll})
+    rt.handle(CreateDataflow(index_desc(u(1), u(2))))
+    drain(rt)
+    rt.handle(peek("p", u(2), 5))
+    rt.handle(CancelPeek("p"))
+    rt.handle(CancelPeek("p"))
+    got = [r for r in rt.drain_responses() + drain(rt) if isinstance(r, PeekResponse)]
+    assert got == [PeekResponse("p", PeekCanceled(), "maintenance", "fast_path")]
+
+
+def test_protocol_musts_are_checked_loudly():
+    coll = table(u(1), [(1, "a")], 0, 1)
+    rt = runtime(storage={u(1): coll})
+    with pytest.raises(ComputeProtocolError):
+        rt.handle(CreateDataflow(index_desc(u(9), u(2))))  # unknown source
+    rt.handle(CreateDataflow(index_desc(u(1), u(2))))
+    with pytest.raises(ComputeProtocolError):
+        rt.handle(CreateDataflow(index_desc(u(1), u(2))))  # reused export id
+    with pytest.raises(ComputeProtocolError):
+        rt.handle(peek("p", u(7), 0))  # unknown target
+    coll.compact(1)
+    with pytest.raises(ComputeProtocolError):
+        rt.handle(CreateDataflow(index_desc(u(1), u(3), as_of=0)))  # since passed as_of
+    inter = runtime("interactive")
+    with pytest.raises(ComputeProtocolError):
+        inter.handle(CreateDataflow(index_desc(u(1), u(4))))  # not a peek dataflow
+
+
+def test_materialized_view_sink_and_subscribe():
+    coll = table(u(1), [(1, "a")], 0, 1)
+    mv = table(u(5), (), 0, 0)
+    rt = runtime(storage={u(1): coll, u(5): mv})
+    rt.handle(CreateDataflow(sink_desc(u(1), u(5), "materialized_view")))
+    rt.handle(CreateDataflow(sink_desc(u(1), t(6), "subscribe")))
+    out = drain(rt)
+    assert mv.snapshot(0) == {(1, "a"): 1} and mv.upper == 1
+    subs = [r for r in out if isinstance(r, SubscribeResponse)]
+    assert subs and subs[0].id == t(6) and subs[0].response.updates == (((1, "a"), 0, 1),)
+    assert Frontiers(u(5), 1, 1, 1) in out and Frontiers(t(6), 1, 1, 1) in out
+
+
+def test_round_robin_fuel_keeps_small_dataflow_progressing_while_big_one_hydrates():
+    """Each step() does bounded work per dataflow, so the small dataflow's frontier advances
+    while the big one is still catching up.  Sabotage checked: stepping each dataflow to
+    completion inside step() (``while df.step(): pass``) let one step() run the big one
+    to its end before returning (red), then restored."""
+    big = table(u(1), (), 0, 1)
+    for k in range(1, 40):
+        big.append([((k, "x"), 1)], k, k + 1)
+    small = table(u(3), [(1, "s")], 0, 1)
+    rt = runtime(storage={u(1): big, u(3): small}, fuel=1)
+    rt.handle(CreateDataflow(index_desc(u(1), u(2))))
+    rt.handle(CreateDataflow(index_desc(u(3), u(4))))
+    rt.step()
+    rt.step()
+    out = rt.drain_responses()
+    assert Frontiers(u(4), 1, 1, 1) in out
+    big_reports = [f.write_frontier for f in out if isinstance(f, Frontiers) and f.id == u(2)]
+    assert big_reports and big_reports[-1] < 10
+    small.append([((2, "s"), 1)], 1, 2)
+    rt.step()
+    assert Frontiers(u(4), 2, 2, 2) in rt.drain_responses()
+    up = [f.write_frontier for f in drain(rt, 200) if isinstance(f, Frontiers) and f.id == u(2)]
+    assert up == sorted(up) and up[-1] == 40
+
+
+def test_step_exception_fails_the_dataflow_with_status_and_internal_error_peeks():
+    coll = table(u(1), [(1, "a")], 0, 1)
+    rt = runtime(storage={u(1): coll})
+    rt.handle(CreateDataflow(index_desc(u(1), u(2))))
+    drain(rt)
+    rt.handle(peek("p", u(2), 3))
+    StandinDataflow.instances[-1].broken = True
+    out = drain(rt)
+    assert any(isinstance(r, Status) and "failed" in r.message for r in out)
+    (resp,) = [r for r in out if isinstance(r, PeekResponse)]
+    assert resp.result.sqlstate == "XX000"
+
+
+def test_interactive_fast_path_peek_off_published_index_and_peek_dataflow():
+    reg = SharedArrangementRegistry()
+    coll = table(u(1), [(1, "a"), (2, "b")], 0, 1)
+    maint = runtime(storage={u(1): coll}, registry=reg)
+    inter = runtime("interactive", storage={u(1): coll}, registry=reg)
+    # interactive sees the peek before maintenance published: a placeholder, then answered
+    inter.handle(peek("fp", u(2), 0))
+    inter.handle(CreateDataflow(peek_dataflow(u(2), t(1), 0)))
+    inter.handle(peek("df", t(1), 0, keys=((1,),)))
+    assert not [r for r in drain(inter) if isinstance(r, PeekResponse)]
+    maint.handle(CreateDataflow(index_desc(u(1), u(2))))
+    drain(maint)
+    out = drain(inter)
+    by = {r.uuid: r for r in out if isinstance(r, PeekResponse)}
+    assert rows_of(by["fp"]) == [((1, "a"), 1), ((2, "b"), 1)]
+    assert by["fp"].answered_by == "interactive" and by["fp"].kind == "fast_path"
+    assert rows_of(by["df"]) == [((1, "a"), 1)] and by["df"].kind == "dataflow"
+    assert Frontiers(t(1), 1, 1, 1) in out
+    assert inter.peek_counts == {"fast_path": 1, "dataflow": 1}
+    # interactive built no copy of the maintained index: its only dataflow is the peek's
+    assert inter.dataflows() == [(t(1), "peek-t1")]
+    inter.handle(AllowCompaction(t(1), None))
+    assert Frontiers(t(1), None, None, None) in inter.drain_responses()
+    assert inter.dataflows() == []
+
+
+def test_read_at_max_of_a_sealed_index():
+    reg = SharedArrangementRegistry()
+    coll = table(u(1), [(1, "a")], 0, None)  # a constant collection: sealed
+    maint = runtime(storage={u(1): coll}, registry=reg)
+    inter = runtime("interactive", storage={u(1): coll}, registry=reg)
+    maint.handle(CreateDataflow(index_desc(u(1), u(2))))
+    drain(maint)
+    assert reg.upper(u(2)) is None
+    inter.handle(peek("fp", u(2), MAX))
+    d = peek_dataflow(u(2), t(1), MAX)
+    assert d.until is None and d.is_peek_dataflow()
+    inter.handle(CreateDataflow(d))
+    inter.handle(peek("df", t(1), MAX))
+    maint.handle(peek("m", u(2), MAX))
+    by = {r.uuid: r for r in drain(inter) + drain(maint) if isinstance(r, PeekResponse)}
+    assert rows_of(by["fp"]) == rows_of(by["df"]) == rows_of(by["m"]) == [((1, "a"), 1)]
