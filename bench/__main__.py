@@ -36,8 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds a change phase may take per engine before its remaining batches are skipped")
     p.add_argument("--mz-param", action="append", metavar="NAME=VALUE",
                    help="mzlite system parameter (repeatable), e.g. enable_compute_interactive_runtime=true")
-    p.add_argument("--mz-index-orders", action="store_true",
-                   help="also CREATE INDEX ON orders (id) in mzlite (serves UPDATE/DELETE ... WHERE id = ?)")
+    p.add_argument("--mz-no-orders-index", action="store_true",
+                   help="do not CREATE INDEX orders_by_id ON orders (id) in mzlite (by default it is built, "
+                        "as the peers get an index on orders(id), to serve UPDATE/DELETE ... WHERE id = ?)")
+    p.add_argument("--batch-budget", type=float,
+                   help="skip a change kind whose next batch is projected (from smaller batches) to take longer "
+                        "than this many seconds (default 30; 20 with --quick)")
     p.add_argument("--peer-executemany", action="store_true",
                    help="DuckDB applies batches with executemany instead of one set-oriented statement")
     p.add_argument("--profile", action="store_true",

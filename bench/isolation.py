@@ -16,6 +16,7 @@ when the previous read returned, so a stall shows up in every read it delays (no
 coordinated omission); reads scheduled after the run's end are not sent.  Every read's
 answer and every heavy view's sum are checked against the oracle.
 
+``--profile`` profiles the busy period (reader thread, and the writer and runtime threads).
 Deliberately not here: peers (this is about mzlite's two runtimes), and the read mix beyond
 the two kinds above.  With one Python process the runtimes share the GIL, so the figure
 includes the GIL hand-off; that is what an embedded user sees.
@@ -61,6 +62,12 @@ def run_config(spec: Dict[str, Any], emit: Callable[[Dict[str, Any]], None],
     interval = spec["interval"]
     now = time.perf_counter
     con = None
+    profiler = None
+    if spec.get("profile"):
+        from bench.profiling import PhaseProfiler
+        pr = spec["profile"]
+        profiler = PhaseProfiler(top=pr.get("top", 25), out_dir=pr.get("dir"), self_top=pr.get("self_top", 15))
+        profiler.install()
     try:
         con = mzlite.connect(system_parameters={FLAG: flag})
         t0 = now()
@@ -79,20 +86,31 @@ def run_config(spec: Dict[str, Any], emit: Callable[[Dict[str, Any]], None],
         queries = {"point": (POINT_READ, expected_point), "join": (JOIN_READ, expected_join)}
         state = {"mismatches": 0, "first_mismatch": None, "read_errors": 0, "first_read_error": None}
 
-        def open_loop(duration: float, stop_early=None) -> List[list]:
+        def open_loop(duration: float) -> List[list]:
+            """Samples ``[scheduled offset, kind, latency, error, service time, censored]``.
+
+            Latency runs from the scheduled send time; service time from the actual send.  Reads
+            still unsent at the hard deadline (3x the duration + 10 s: the engine cannot keep up)
+            are recorded as censored, with latency = deadline - scheduled time (a lower bound)."""
             samples = []
             start = now() + 0.001
+            deadline = start + duration * spec.get("deadline_factor", 3.0) + 10.0
             i = 0
             while True:
                 sched = start + i * interval
                 if sched - start >= duration:
                     break
-                delay = sched - now()
-                if delay > 0:
-                    time.sleep(delay)
                 kind = "point" if i % 2 == 0 else "join"
+                i += 1
+                t = now()
+                if t >= deadline:
+                    samples.append([sched - start, kind, t - sched, None, None, True])
+                    continue
+                if sched > t:
+                    time.sleep(sched - t)
                 sql, expected = queries[kind]
                 err = None
+                sent = now()
                 try:
                     rows = con.execute(sql).fetchall()
                     done = now()
@@ -106,8 +124,7 @@ def run_config(spec: Dict[str, Any], emit: Callable[[Dict[str, Any]], None],
                     state["read_errors"] += 1
                     if state["first_read_error"] is None:
                         state["first_read_error"] = err
-                samples.append([sched - start, kind, done - sched, err])
-                i += 1
+                samples.append([sched - start, kind, done - sched, err, done - sent, False])
             return samples
 
         # warm both query shapes once, then an idle baseline
@@ -155,7 +172,11 @@ def run_config(spec: Dict[str, Any], emit: Callable[[Dict[str, Any]], None],
         th = threading.Thread(target=writer, name="bench-writer", daemon=True)
         th.start()
         started.wait(60)
+        if profiler:
+            profiler.start(f"busy ({label})")
         busy = open_loop(spec["duration"])
+        if profiler:
+            profiler.stop()
         stop.set()
         th.join(spec.get("writer_join_timeout", 300))
         emit({"event": "config", "flag": flag, "setup_s": setup_s, "idle": idle, "busy": busy,
@@ -168,6 +189,9 @@ def run_config(spec: Dict[str, Any], emit: Callable[[Dict[str, Any]], None],
         emit({"event": "error", "flag": flag, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()})
         log(f"[{label}] FAILED: {type(e).__name__}: {e}")
     finally:
+        if profiler:
+            profiler.uninstall()
+            emit({"event": "profile", "flag": flag, "text": profiler.text()})
         emit({"event": "memory", "flag": flag, "peak_kb": R.peak_rss_kb()})
         try:
             if con is not None:
@@ -224,18 +248,28 @@ def summarize_config(events: List[Dict[str, Any]]) -> Dict[str, Any]:
             out["child_errors"].append(ev["error"] + ("\n" + ev["traceback"] if ev.get("traceback") else ""))
         elif ev["event"] == "memory":
             out["peak_kb"] = ev["peak_kb"]
+        elif ev["event"] == "profile":
+            out["profile"] = ev["text"]
     if "busy" in out:
         out["stats"] = {}
         for phase in ("idle", "busy"):
             for kind in ("point", "join", "all"):
-                lat = [s[2] for s in out[phase] if kind == "all" or s[1] == kind]
-                out["stats"][f"{phase}/{kind}"] = {"n": len(lat), "p50": R.percentile(lat, 50),
-                                                   "p99": R.percentile(lat, 99), "max": max(lat) if lat else None}
+                sel = [s for s in out[phase] if kind == "all" or s[1] == kind]
+                lat = [s[2] for s in sel]
+                svc = [s[4] for s in sel if s[4] is not None]
+                out["stats"][f"{phase}/{kind}"] = {
+                    "n": len(lat), "p50": R.percentile(lat, 50), "p99": R.percentile(lat, 99),
+                    "max": max(lat) if lat else None, "censored": sum(1 for s in sel if s[5]),
+                    "service_p50": R.percentile(svc, 50), "service_p99": R.percentile(svc, 99),
+                    "errors": sum(1 for s in sel if s[3])}
         busy = out["busy"]
         if busy:
             d = max(s[0] for s in busy) + 1e-9
             quarters = [[s[2] for s in busy if q * d / 4 <= s[0] < (q + 1) * d / 4] for q in range(4)]
             out["stats"]["busy_p99_by_quarter"] = [R.percentile(q, 99) for q in quarters]
+            squarters = [[s[4] for s in busy if s[4] is not None and q * d / 4 <= s[0] < (q + 1) * d / 4]
+                         for q in range(4)]
+            out["stats"]["busy_service_p99_by_quarter"] = [R.percentile(q, 99) for q in squarters]
         hyd = [c["hydrate"] + c["create"] for c in out.get("cycles", [])]
         out["stats"]["heavy_cycles"] = len(out.get("cycles", []))
         out["stats"]["heavy_create_hydrate_median"] = R.median(hyd)
@@ -254,20 +288,35 @@ def render(configs: Dict[str, Dict[str, Any]], spec: Dict[str, Any]) -> str:
             continue
         for key in ("idle/point", "idle/join", "busy/point", "busy/join", "busy/all"):
             s = st[key]
-            rows.append([label, key, str(s["n"]), R.fmt_s(s["p50"]), R.fmt_s(s["p99"]), R.fmt_s(s["max"]),
-                         str(sum(1 for smp in c[key.split("/")[0]] if smp[3] and (key.endswith("all") or smp[1] == key.split("/")[1]))), ""])
-    lines.append(R.table(["setting", "phase/read", "n", "p50", "p99", "max", "errors", ""], rows, align_left=2))
+            lb = ">=" if s["censored"] else ""
+            rows.append([label, key, str(s["n"]), lb + R.fmt_s(s["p50"]), lb + R.fmt_s(s["p99"]), lb + R.fmt_s(s["max"]),
+                         R.fmt_s(s["service_p50"]), R.fmt_s(s["service_p99"]), str(s["errors"]),
+                         str(s["censored"]) if s["censored"] else ""])
+    lines.append(R.table(["setting", "phase/read", "n", "p50", "p99", "max", "service p50", "service p99",
+                          "errors", "unsent"], rows, align_left=2))
+    lines.append("  latency: from the scheduled send time (open loop); service: from the actual send; "
+                 "unsent: reads not sent by the deadline (3x duration + 10 s), counted as lower bounds (>=)")
     on, off = configs.get("interactive on", {}).get("stats"), configs.get("interactive off", {}).get("stats")
     if on and off:
         for key in ("busy/point", "busy/join", "busy/all"):
-            lines.append(f"  ratio off/on {key:10s}: p50 {R.fmt_ratio(R.ratio(off[key]['p50'], on[key]['p50']))}, "
-                         f"p99 {R.fmt_ratio(R.ratio(off[key]['p99'], on[key]['p99']))}  (>1: the interactive runtime helps)")
+            lines.append(f"  ratio off/on {key:10s}: latency p50 {R.fmt_ratio(R.ratio(off[key]['p50'], on[key]['p50']))}, "
+                         f"p99 {R.fmt_ratio(R.ratio(off[key]['p99'], on[key]['p99']))}; service p50 "
+                         f"{R.fmt_ratio(R.ratio(off[key]['service_p50'], on[key]['service_p50']))}, p99 "
+                         f"{R.fmt_ratio(R.ratio(off[key]['service_p99'], on[key]['service_p99']))}"
+                         "  (>1: the interactive runtime helps)")
+    for label, c in configs.items():
+        st = c.get("stats")
+        if st and (st["busy/all"]["service_p50"] or 0) > spec["interval"]:
+            lines.append(f"  {label}: reads could not keep up with the {spec['interval'] * 1e3:.0f} ms schedule (service "
+                         f"p50 {R.fmt_s(st['busy/all']['service_p50'])}): busy latency is mostly queueing; compare "
+                         "service times")
     for label, c in configs.items():
         st = c.get("stats")
         if not st:
             continue
         q = ", ".join(R.fmt_s(x) for x in st.get("busy_p99_by_quarter", []))
-        lines.append(f"  {label}: busy p99 per quarter: {q}")
+        sq = ", ".join(R.fmt_s(x) for x in st.get("busy_service_p99_by_quarter", []))
+        lines.append(f"  {label}: busy p99 per quarter: latency {q}; service {sq}")
         lines.append(f"  {label}: heavy views created+hydrated+dropped: {st['heavy_cycles']}, median create+hydrate "
                      f"{R.fmt_s(st['heavy_create_hydrate_median'])}, setup {R.fmt_s(c.get('setup_s'))}, "
                      f"peak RSS {R.fmt_mb(c.get('peak_kb'))}")
@@ -299,6 +348,8 @@ def run(args) -> Dict[str, Any]:
             "duration": args.duration or (10.0 if args.quick else 30.0),
             "idle": 2.0 if args.quick else 5.0,
             "interval": args.interval_ms / 1e3, "seed": 42}
+    if args.profile:
+        spec["profile"] = {"top": args.profile_top, "dir": args.profile_dir, "self_top": args.profile_self}
     ok, why = mzlite_status()
     if not ok:
         print(f"isolation workload: mzlite is not usable yet ({why}); nothing to measure")
@@ -315,5 +366,9 @@ def run(args) -> Dict[str, Any]:
             evs = _run_subprocess(s, args.timeout, log)
         configs[label] = summarize_config(evs)
     print(render(configs, spec))
+    for label, c in configs.items():
+        if c.get("profile"):
+            print(f"\nNOTE: {label} ran under cProfile (reader thread = caller; writer and runtimes = other threads)")
+            print(c["profile"])
     problems = problems_of(configs)
     return {"workload": "isolation", "spec": spec, "configs": configs, "problems": problems}

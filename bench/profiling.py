@@ -29,6 +29,27 @@ import threading
 from typing import Dict, List, Optional, Tuple
 
 
+def _is_idle(func) -> bool:
+    filename, _, name = func
+    if filename == "~":
+        return "acquire" in name and "lock" in name
+    return ((filename.endswith("threading.py") and name in ("wait", "_wait_for_tstate_lock", "join"))
+            or (filename.endswith("queue.py") and name == "get"))
+
+
+def _drop_idle(stats: dict) -> float:
+    """Remove the runtime threads' idle waits (a lock acquire, Event/Condition.wait, Queue.get)
+    from a stats dict, so the report lists work; returns the seconds of idle own-time removed."""
+    idle = 0.0
+    for func in [f for f in stats if _is_idle(f)]:
+        idle += stats[func][2] if func[0] == "~" else 0.0
+        del stats[func]
+    for func, (cc, nc, tt, ct, callers) in list(stats.items()):
+        if any(_is_idle(c) for c in callers):
+            stats[func] = (cc, nc, tt, ct, {c: v for c, v in callers.items() if not _is_idle(c)})
+    return idle
+
+
 class _StatsHolder:
     """What ``pstats.Stats`` accepts: an object with ``create_stats`` and ``stats``."""
 
@@ -147,8 +168,10 @@ class PhaseProfiler:
         with self._lock:
             profs = dict(self.thread_profs)
         merged = None
+        idle = 0.0
         for k, p in profs.items():
             d = _diff(_snapshot(p), self._thread_before.get(k, {}))
+            idle += _drop_idle(d)
             if not d:
                 continue
             s = pstats.Stats(_StatsHolder(d))
@@ -158,7 +181,8 @@ class PhaseProfiler:
                 merged.add(s)
         self._add_report(phase, "caller thread", caller_stats)
         if merged is not None:
-            self._add_report(phase, f"other threads ({len(profs)})", merged)
+            self._add_report(phase, f"other threads ({len(profs)}; {idle:.2f} s of idle lock/queue waits "
+                                    f"left out, still inside their callers' cumtime)", merged)
         self._caller = None
 
     def _add_report(self, phase: str, which: str, stats: pstats.Stats) -> None:

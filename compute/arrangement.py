@@ -17,7 +17,8 @@ Invariants protected here:
   below ``since`` to ``since`` and consolidates, which never changes a read at a time
   ``>= since``.  ``set_physical_compaction(frontier)`` only decides which batch
   boundaries may disappear: two adjacent batches merge only when the boundary between
-  them is ``<= frontier`` (the default, the empty frontier, lets every batch merge).
+  them is ``< frontier`` (so ``updates_between(lower, frontier)`` stays answerable at
+  batch granularity); the default, the empty frontier, lets every batch merge.
 * **Geometric merging**: after ``maintain`` runs to completion, each batch is at least
   twice the size of the next, so the number of batches stays logarithmic in the number
   of updates and ``lookup`` costs O(batches) dict probes.
@@ -142,6 +143,23 @@ def _merge(a: Batch, b: Batch, since: Frontier) -> Batch:
             out[key] = merged
         else:
             del out[key]
+    if since is not None and any(x is not None and x < since for x in (a.min_time, b.min_time)):
+        # lists from one side only: consolidate those holding several entries (an insert
+        # and a later delete cancel once both are advanced to since); single entries keep
+        # their time, which reads at or above since cannot tell apart
+        for key, lst in [(k, l) for k, l in out.items() if len(l) > 1 and k not in other]:
+            acc = {}
+            for row, t, d in lst:
+                kk = (row, t if t > s else s)
+                acc[kk] = acc.get(kk, 0) + d
+            if len(acc) == len(lst):
+                continue
+            merged = [(row, t, d) for (row, t), d in acc.items() if d]
+            n += len(merged) - len(lst)
+            if merged:
+                out[key] = merged
+            else:
+                del out[key]
     times = [x for x in (a.min_time, b.min_time) if x is not None]
     lo = min(times) if times else None
     times = [x for x in (a.max_time, b.max_time) if x is not None]
@@ -271,7 +289,7 @@ class Spine:
         self.key_exprs = key_exprs
         #: the whole state, replaced atomically: readers never see a half-applied change
         self._h = ReadHandle((), since, upper, key_fn)
-        #: batch boundaries ``<= physical`` may disappear in a merge (None: any may)
+        #: batch boundaries ``< physical`` may disappear in a merge (None: any may)
         self.physical: Frontier = None
         self._listeners: list[Callable[[], None]] = []
 
@@ -353,13 +371,13 @@ class Spine:
         self._h = ReadHandle(h.batches, since, h.upper, h.key_fn)
 
     def set_physical_compaction(self, frontier: Frontier) -> None:
-        """Batch boundaries at or below ``frontier`` may disappear in merges."""
+        """Batch boundaries below ``frontier`` may disappear in merges (None: any)."""
         self.physical = frontier
 
     # ------------------------------------------------------------ merging
     def _mergeable(self, batches: tuple, i: int) -> bool:
         boundary = batches[i].upper
-        return frontier_le(boundary, self.physical)
+        return self.physical is None or (boundary is not None and boundary < self.physical)
 
     def needs_maintenance(self) -> bool:
         bs = self._h.batches
@@ -401,6 +419,16 @@ class Spine:
             bs = h.batches
             j = next((i for i in range(len(bs) - 2, -1, -1) if self._mergeable(bs, i)), None)
             if j is None:
+                # re-consolidate batches still holding times below since
+                since = h.since
+                if since is not None and any(b.min_time is not None and b.min_time < since for b in bs):
+                    new = []
+                    for b in bs:
+                        if b.min_time is not None and b.min_time < since:
+                            b = _merge(b, Batch(b.upper, b.upper, {}, 0, None, None), since)
+                        if b.count:
+                            new.append(b)
+                    self._h = ReadHandle(tuple(new), since, h.upper, h.key_fn)
                 return
             merged = _merge(bs[j], bs[j + 1], h.since)
             self._h = ReadHandle(bs[:j] + ((merged,) if merged.count else ()) + bs[j + 2:],

@@ -52,9 +52,10 @@ class RuntimeDriver:
             sink(r)
 
     def send(self, command) -> None:
+        """Queue ``command`` for the thread (dropped after ``shutdown``: nothing runs then)."""
         with self._cond:
             if self._stopping:
-                raise RuntimeError("driver is shut down")
+                return
             self._commands.append(command)
             self._cond.notify()
 

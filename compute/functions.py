@@ -143,9 +143,9 @@ def _fmul_chk(a, b, r):
 
 
 def _fdiv(a, b):
-    if b == 0.0:
+    if b == 0.0 and a == a:
         raise _div0()
-    r = a / b
+    r = a / b if b != 0.0 else a
     _f_check(r, a, b)
     if r == 0.0 and a != 0.0 and b not in (_INF, -_INF):
         raise EvalError("22003", "value out of range: underflow")
@@ -163,7 +163,7 @@ _reg("mul_float8", lambda a, b: _fmul_chk(a, b, a * b),
 _reg("div_float8", _fdiv)
 _reg("neg_float8", lambda a: -a, inline="(-{0})")
 _reg("abs_float8", abs, inline="abs({0})")
-_reg("sign_float8", lambda a: a if a != a else float((a > 0) - (a < 0)))
+_reg("sign_float8", lambda a: float((a > 0) - (a < 0)))
 
 
 def _f_unary(fn):
@@ -190,7 +190,7 @@ def _sqrt_f(a):
 def _pow_f(a, b):
     if a == 0.0 and b < 0:
         raise EvalError("2201F", "zero raised to a negative power is undefined")
-    if a < 0 and b != math.floor(b) and b not in (_INF, -_INF):
+    if a < 0 and b == b and b not in (_INF, -_INF) and b != math.floor(b):
         raise EvalError("2201F", "a negative number raised to a non-integer power yields a complex result")
     try:
         r = math.pow(a, b)
@@ -229,7 +229,12 @@ def _exp_f(a):
 
 _reg("sqrt_float8", _sqrt_f)
 def _cbrt_f(a):
-    return math.cbrt(a)
+    r = math.cbrt(a)
+    if r and r == r and r not in (_INF, -_INF):
+        r2 = r - (r * r * r - a) / (3 * r * r)  # one Newton step: C's cbrt is correctly rounded
+        if abs(r2 * r2 * r2 - a) < abs(r * r * r - a):
+            r = r2
+    return r
 
 
 _reg("cbrt_float8", _cbrt_f)
@@ -351,11 +356,14 @@ def _n_power(a, b):
     est = float(b) * math.log10(abs(float(a))) if a.is_finite() and b.is_finite() else 0.0
     if est > 1e6:
         raise EvalError("22003", "value overflows numeric format")
-    rscale = min(max(16 - int(math.floor(est)), dscale(a), dscale(b), 0), 1000)
+    if b == b.to_integral_value() and abs(b) < 2 ** 31:
+        rscale = min(max(16, dscale(a)), 1000)  # PostgreSQL <= 15's power_var for integer exponents
+    else:
+        rscale = min(max(16 - int(math.floor(est)), dscale(a), dscale(b), 0), 1000)
     ctx = decimal.Context(prec=int(max(est, 0)) + rscale + 20, Emax=999999, Emin=-999999,
                           traps=[decimal.Overflow])
     r = ctx.power(a, b)
-    return r.quantize(Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=_C)
+    return r.quantize(Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=ctx)
 
 
 def _n_exp(a):

@@ -19,6 +19,25 @@ from typing import Callable, Iterable, Optional
 from compute.timestamp import Frontier
 
 
+def _fold(state: tuple[dict, list], since: int) -> tuple[dict, list]:
+    """``(base, log)`` with log entries at or below ``since`` folded into the base."""
+    base, log = state
+    k = 0
+    while k < len(log) and log[k][0] <= since:
+        k += 1
+    if not k:
+        return state
+    base = dict(base)
+    for _t, ups in log[:k]:
+        for row, d in ups:
+            c = base.get(row, 0) + d
+            if c:
+                base[row] = c
+            else:
+                del base[row]
+    return (base, log[k:])
+
+
 class SinceError(Exception):
     """A read below the collection's since."""
 
@@ -31,6 +50,10 @@ class StorageCollection:
         #: ``log`` is a list of ``(time, updates)`` with strictly increasing times > since
         #: where ``updates`` is a list of ``(row, diff)``.
         self._state: tuple[dict, list] = ({}, [])
+        #: the collection's data errors, shaped like ``_state`` with rows
+        #: ``(sqlstate, message)``: written by a materialized view's sink beside its rows
+        #: (``append_timed(..., errors=...)``) under the same upper; tables have none
+        self._err_state: tuple[dict, list] = ({}, [])
         self.since: Frontier = since
         self.upper: Frontier = upper
         self._listeners: list[Callable[[], None]] = []
@@ -49,12 +72,21 @@ class StorageCollection:
             self.upper = new_upper
         self._notify()
 
-    def append_timed(self, updates: Iterable[tuple[tuple, int, int]], new_upper: Frontier) -> None:
-        """Append ``(row, time, diff)`` updates with times in ``[upper, new_upper)``."""
+    def append_timed(self, updates: Iterable[tuple[tuple, int, int]], new_upper: Frontier,
+                     errors: Iterable[tuple[tuple, int, int]] = ()) -> None:
+        """Append ``(row, time, diff)`` updates with times in ``[upper, new_upper)``;
+        ``errors``: ``((sqlstate, message), time, diff)`` updates of the error log."""
         by_time: dict[int, list] = {}
         for row, t, d in updates:
             by_time.setdefault(t, []).append((row, d))
+        err_by_time: dict[int, list] = {}
+        for row, t, d in errors:
+            err_by_time.setdefault(t, []).append((row, d))
         with self._lock:
+            for t in sorted(err_by_time):
+                if self.upper is None or t < self.upper or (new_upper is not None and t >= new_upper):
+                    raise AssertionError(f"error time {t} outside [{self.upper}, {new_upper}) for {self.id}")
+                self._err_state[1].append((t, err_by_time[t]))
             for t in sorted(by_time):
                 if self.upper is None or t < self.upper or (new_upper is not None and t >= new_upper):
                     raise AssertionError(f"time {t} outside [{self.upper}, {new_upper}) for {self.id}")
@@ -130,6 +162,28 @@ class StorageCollection:
             out.append((t, ups))
         return out
 
+    def error_snapshot(self, as_of: int) -> dict:
+        """``(sqlstate, message) -> count`` of the error log at ``as_of``."""
+        base, log = self._err_state
+        if self.since is None or as_of < self.since:
+            raise SinceError(f"{self.id}: as_of {as_of} is below since {self.since}")
+        out = dict(base)
+        for t, ups in log:
+            if t > as_of:
+                break
+            for row, d in ups:
+                c = out.get(row, 0) + d
+                if c:
+                    out[row] = c
+                else:
+                    del out[row]
+        return out
+
+    def error_batches_between(self, lower: int, upper: Frontier) -> list[tuple[int, list]]:
+        """The error log's entries ``(time, [(error_row, diff)])`` with ``lower <= time < upper``."""
+        _, log = self._err_state
+        return [(t, ups) for t, ups in log if t >= lower and (upper is None or t < upper)]
+
     # ----------------------------------------------------------- compaction
     def compact(self, since: Frontier) -> None:
         """Advance ``since``; fold log entries at or below it into the base."""
@@ -137,11 +191,13 @@ class StorageCollection:
             if since is None:
                 self.since = None
                 self._state = ({}, [])
+                self._err_state = ({}, [])
                 return
             if self.since is None or since <= self.since:
                 return
             if self.upper is not None:
                 since = min(since, self.upper)
+            self._err_state = _fold(self._err_state, since)
             base, log = self._state
             k = 0
             while k < len(log) and log[k][0] <= since:

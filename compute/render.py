@@ -130,10 +130,19 @@ class _SourceInput:
         return self.coll.since
 
     def hydrate(self, as_of: int, oks: bool = True):
-        return (list(self.coll.snapshot(as_of).items()) if oks else []), []
+        errs = self.coll.error_snapshot(as_of) if hasattr(self.coll, "error_snapshot") else {}
+        return (list(self.coll.snapshot(as_of).items()) if oks else []), list(errs.items())
 
     def read(self, lower: int, upper: Frontier):
-        return [(t, ups, ()) for t, ups in self.coll.batches_between(lower, upper)]
+        out = [(t, ups, ()) for t, ups in self.coll.batches_between(lower, upper)]
+        if hasattr(self.coll, "error_batches_between"):
+            errs = self.coll.error_batches_between(lower, upper)
+            if errs:
+                by_time = {t: (ups, []) for t, ups, _ in out}
+                for t, eups in errs:
+                    by_time.setdefault(t, ([], []))[1].extend(eups)
+                out = [(t, ups, e) for t, (ups, e) in sorted(by_time.items())]
+        return out
 
 
 class _IndexInput:
@@ -242,7 +251,7 @@ class Dataflow:
                 storage = self._sinks_storage.get(sink.id)
                 if storage is None:
                     raise ComputeProtocolError(f"no storage collection for materialized view {sink.id}")
-                st = {"storage": storage, "pending": [], "allowed": writes_allowed, "upper": None}
+                st = {"storage": storage, "pending": [], "pending_errs": [], "allowed": writes_allowed}
                 self._mv[sink.id] = st
                 self._collectors.append((col, st))
             else:  # subscribe, copy_to: buffered for the runtime to drain
@@ -312,16 +321,7 @@ class Dataflow:
         if isinstance(expr, Constant):
             return self._add_input(ConstantInput(expr), "constant")
         if isinstance(expr, Join):
-            inputs = [self._render(i, env) for i in expr.inputs]
-            arranged = {}
-            for k, i in enumerate(expr.inputs):
-                while isinstance(i, ArrangeBy):
-                    i = i.input
-                if isinstance(i, Get) and not isinstance(i.id, LocalId) and i.id in self._arranged:
-                    arranged[k] = self._arranged[i.id]
-            op = JoinOp([i.arity() for i in expr.inputs], expr.equivalences, arranged=arranged,
-                        as_of=self.as_of)
-            return self._op(op, "join", inputs)
+            return self._render_join(expr, env, None)
         if isinstance(expr, Reduce):
             src = self._render(expr.input, env)
             if not expr.aggregates:
@@ -342,12 +342,23 @@ class Dataflow:
             return self._op(FlatMapOp(expr.func, expr.exprs), f"flat_map {expr.func}", [src])
         raise ComputeProtocolError(f"render: unsupported plan node {type(expr).__name__}")
 
+    def _render_join(self, expr: Join, env: dict, project) -> _Node:
+        inputs = [self._render(i, env) for i in expr.inputs]
+        arranged = {}
+        for k, i in enumerate(expr.inputs):
+            while isinstance(i, ArrangeBy):
+                i = i.input
+            if isinstance(i, Get) and not isinstance(i.id, LocalId) and i.id in self._arranged:
+                arranged[k] = self._arranged[i.id]
+        op = JoinOp([i.arity() for i in expr.inputs], expr.equivalences, arranged=arranged,
+                    as_of=self.as_of, project=project)
+        return self._op(op, "join" if project is None else "join+project", inputs)
+
     def _render_mfp(self, expr, env: dict) -> _Node:
         layers = []
         while isinstance(expr, (Map, Filter, Project)):
             layers.append(expr)
             expr = expr.input
-        base = self._render(expr, env)
         arity = expr.arity()
         exprs: list = []
         preds: list = []
@@ -363,6 +374,10 @@ class Dataflow:
             else:
                 proj = [proj[i] for i in layer.outputs]
         mfp = MapFilterProject(arity, tuple(exprs), tuple(preds), tuple(proj))
+        if isinstance(expr, Join) and not exprs and not preds:
+            # a projection fused into the join: output rows are built already projected
+            return self._render_join(expr, env, tuple(proj))
+        base = self._render(expr, env)
         if mfp.is_identity():
             return base
         return self._op(MfpOp(mfp), "mfp", [base])
@@ -481,11 +496,16 @@ class Dataflow:
         self._hydrated = True
         self._cur = as_of
         self._read_lower = try_step_forward(as_of)
+        got = []
         for node in self._inputs:
             skip_oks = bool(node.consumers) and all(
                 isinstance(c, _Node) and isinstance(c.op, JoinOp) and c.op.ignores_hydration(p)
                 for c, p in node.consumers)
             oks, errs = node.input.hydrate(as_of, oks=not skip_oks)
+            got.append((len(oks), node.index, node, oks, errs))
+        # smallest inputs first: a join then builds the small side's arrangement before
+        # the large side streams through it, so no single chunk fans out hugely
+        for _n, _i, node, oks, errs in sorted(got, key=lambda g: (g[0], g[1])):
             self._queue_input(node, oks, errs)
         for node in self._flushable:
             if node.index not in self._dirty_set:
@@ -557,15 +577,14 @@ class Dataflow:
             target.errs.insert_at(t, errs, nxt)
         elif col.kind == "materialized_view":
             target["pending"].extend((r, t, d) for r, d in oks)
-            if errs and target.get("error") is None:
-                target["error"] = min(r for r, d in errs)
+            target["pending_errs"].extend((r, t, d) for r, d in errs)
         else:
             if t == self.as_of and not target["with_snapshot"]:
                 return
             target["updates"].extend((r, t, d) for r, d in oks)
             if errs:
                 pos = [r for r, d in errs if d > 0]
-                if pos and target["error"] is None:
+                if pos and target["error"] is None:  # the first error is reported
                     target["error"] = min(pos)
 
     def _advance(self, f_eff: Frontier) -> bool:
@@ -606,12 +625,18 @@ class Dataflow:
         su = storage.upper
         if su is None:
             st["pending"] = []
+            st["pending_errs"] = []
             return
         ups = [u for u in st["pending"] if u[1] >= su]
+        errs = [u for u in st["pending_errs"] if u[1] >= su]
         st["pending"] = []
+        st["pending_errs"] = []
         if f is not None and f <= su:
             return
-        storage.append_timed(ups, f)
+        if errs:
+            storage.append_timed(ups, f, errors=errs)
+        else:
+            storage.append_timed(ups, f)
 
     # -------------------------------------------------------------- runtime API
     def drain_subscribe(self, id: GlobalId) -> list:
@@ -629,11 +654,6 @@ class Dataflow:
         if st is not None and not st["allowed"]:
             st["allowed"] = True
             self._write_mv(st, self._frontier)
-
-    def sink_errors(self, id: GlobalId):
-        """The first error row a materialized-view sink saw (the view is in error), if any."""
-        st = self._mv.get(id)
-        return None if st is None else st.get("error")
 
     def describe(self) -> list[str]:
         """One line per operator, for EXPLAIN-like introspection and debugging."""

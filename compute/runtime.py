@@ -78,7 +78,7 @@ class Runtime:
 
     def __init__(self, role: str, storage, registry: Optional[SharedArrangementRegistry] = None, *,
                  enabled_sharing: bool = True, dataflow_factory: Optional[Callable] = None,
-                 fuel: int = 1000):
+                 fuel: int = 10_000):
         if role not in ROLES:
             raise ValueError(f"unknown runtime role {role!r}")
         self.role = role
@@ -147,6 +147,8 @@ class Runtime:
             if h is None:
                 raise ComputeProtocolError(f"{self.role}: {type(command).__name__} for unknown id {command.id}")
             h.scheduled = True
+            if isinstance(command, AllowWrites) and h.df is not None and hasattr(h.df, "allow_writes"):
+                h.df.allow_writes(command.id)
         elif isinstance(command, UpdateConfiguration):
             for name, value in command.params:
                 self.config[name] = value
@@ -184,9 +186,10 @@ class Runtime:
             if self.role == "interactive":
                 try:
                     h.holds[imp.id] = self.registry.acquire_read_hold(imp.id, desc.as_of, self.role)
-                except ComputeProtocolError:
-                    for hold in h.holds.values():
-                        hold.release()
+                except ComputeProtocolError as e:
+                    # loud, but keep the exports known so their peeks are answered, not lost
+                    self._install(h, {}, {})
+                    self._fail(h, str(e))
                     raise
                 continue
             prod = self._export_of.get(imp.id)
@@ -204,21 +207,24 @@ class Runtime:
                 if coll is None:
                     raise ComputeProtocolError(f"{self.role}: sink target {s.id} is not a storage collection")
                 sinks[s.id] = coll
-        for coll in sources.values():
-            fn = self._wake
-            coll.add_listener(fn)
-            h.listeners.append((coll, fn))
-        for eid in desc.export_ids():
-            self._ever.add(eid)
-            self._export_of[eid] = h
-        self._dataflows.append(h)
-        h.sources, h.sinks, h.indexes = sources, sinks, indexes
+        self._install(h, sources, sinks)
         if h.holds:
             for iid in h.holds:
                 self.registry.on_seal(iid, self._wake)
             self._try_build(h)
         else:
             self._build(h, indexes)
+
+    def _install(self, h: _Hosted, sources, sinks) -> None:
+        for coll in sources.values():
+            fn = self._wake
+            coll.add_listener(fn)
+            h.listeners.append((coll, fn))
+        for eid in h.desc.export_ids():
+            self._ever.add(eid)
+            self._export_of[eid] = h
+        self._dataflows.append(h)
+        h.sources, h.sinks = sources, sinks
 
     def _factory_fn(self):
         if self._factory is None:
@@ -322,6 +328,9 @@ class Runtime:
         self.peek_counts[kind] = self.peek_counts.get(kind, 0) + 1
         p = _PendingPeek(peek, kind)
         self._peeks[peek.uuid] = p
+        if h is not None and h.failed is not None:
+            self._respond(p, PeekError(peeks.INTERNAL, f"dataflow {h.name!r} failed: {h.failed}"))
+            return
         if h is None:  # interactive fast path off the published arrangement
             p.seal_cb = self._wake
             self.registry.on_seal(peek.target, p.seal_cb)

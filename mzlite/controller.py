@@ -209,13 +209,30 @@ class ComputeController:
 
     # ------------------------------------------------------------------ peeks
     def peek(self, target: GlobalId, literal_constraints, timestamp: int, finishing, mfp,
-             timeout: Optional[float] = None) -> P.PeekResponse:
+             timeout: Optional[float] = None, should_cancel: Optional[Callable[[], bool]] = None
+             ) -> P.PeekResponse:
+        """Send a peek and wait for its one response.  After ``timeout`` seconds, or once
+        ``should_cancel()`` says so (checked every 50 ms), send ``CancelPeek``; the runtime
+        then answers ``canceled`` (or the answer it had already sent)."""
+        import time as _time
         uuid = P.new_uuid()
         handle = PeekHandle(uuid)
         with self._lock:
             self._peeks[uuid] = handle
         self.mux.send(P.Peek(uuid, target, literal_constraints, timestamp, finishing, mfp))
-        if not handle.event.wait(timeout):
+        deadline = None if timeout is None else _time.monotonic() + timeout
+        while not handle.event.is_set():
+            wait = 0.05 if should_cancel is not None else None
+            if deadline is not None:
+                left = deadline - _time.monotonic()
+                wait = left if wait is None else min(wait, left)
+                if left <= 0:
+                    break
+            if handle.event.wait(wait):
+                break
+            if should_cancel is not None and should_cancel():
+                break
+        if not handle.event.is_set():
             self.mux.send(P.CancelPeek(uuid))
             handle.event.wait()
         return handle.response

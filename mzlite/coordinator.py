@@ -116,6 +116,9 @@ class Database:
         self.reader = Reader(self)
         self.writer = Writer(self)
         self.sessions: dict[int, Session] = {}
+        self._parse_cache: dict = {}
+        from mzlite.introspection import Introspection
+        self.introspection = Introspection(self)
         self._closed = False
         self._ticker = threading.Thread(target=self._tick_loop, name="mzlite-tick", daemon=True)
         self._tick_event = threading.Event()
@@ -179,8 +182,12 @@ class Database:
         if not isinstance(sql, str):
             raise E.ProgrammingError("the query must be a string")
         with self.lock:
-            stmts = self._guard(session, lambda: parse_statements(sql))
+            stmts = self._guard(session, lambda: self._parse(sql))
             result = Result("EMPTY QUERY", None)
+            if params and len(stmts) == 1 and stmts[0].kind == "insert":
+                fast = self._guard(session, lambda: self._bulk_insert(session, stmts[0], [tuple(params)]), stmts[0])
+                if fast is not None:
+                    return fast
             for stmt in stmts:
                 result = self._guard(session, lambda: self._execute_statement(session, stmt, params), stmt)
             return result
@@ -190,13 +197,16 @@ class Database:
         from planner.plans import InsertPlan
         from sql.parse import parse_statements
         with self.lock:
-            stmts = self._guard(session, lambda: parse_statements(sql))
+            stmts = self._guard(session, lambda: self._parse(sql))
             if len(stmts) != 1:
                 raise E.ProgrammingError("executemany takes exactly one statement")
             stmt = stmts[0]
             param_sets = [tuple(p) for p in seq_of_params]
             if not param_sets:
                 return Result("INSERT 0 0" if stmt.kind == "insert" else "OK", None, rowcount=0)
+            fast = self._guard(session, lambda: self._bulk_insert(session, stmt, param_sets), stmt)
+            if fast is not None:
+                return fast
             plans = self._guard(session, lambda: [plan_statement(stmt, self.catalog, p) for p in param_sets], stmt)
             if all(isinstance(p, InsertPlan) for p in plans):
                 n = self._guard(session, lambda: self.writer.insert_many(session, plans), stmt)
@@ -208,6 +218,42 @@ class Database:
                 total += max(result.rowcount, 0)
             result.rowcount = total
             return result
+
+    def _bulk_insert(self, session, stmt, param_sets) -> Optional[Result]:
+        """The fast path for many parameter sets of a plain parameterised INSERT (see
+        ``mzlite.bulk``); ``None`` when the general path must run."""
+        from mzlite.bulk import plan_bulk_insert
+        if stmt.kind != "insert":
+            return None
+        txn = session.txn
+        if txn is not None and txn.failed:
+            return None
+        shape = plan_bulk_insert(self.catalog, stmt)
+        if shape is None:
+            return None
+        item, build = shape
+        rows = build(param_sets)
+        if rows is None:
+            return None
+        not_null = [i for i, c in enumerate(item.columns) if not c.nullable]
+        for i in not_null:
+            for row in rows:
+                if row[i] is None:
+                    raise E.error_for(E.NOT_NULL_VIOLATION,
+                                      f'null value in column "{item.columns[i].name}" of relation "{item.name}" '
+                                      f'violates not-null constraint')
+        self.writer._apply(session, {item.id: [(r, 1) for r in rows]})
+        return Result(f"INSERT 0 {len(rows)}", None, rowcount=len(rows))
+
+    def _parse(self, sql: str):
+        from sql.parse import parse_statements
+        cached = self._parse_cache.get(sql)
+        if cached is None:
+            cached = parse_statements(sql)
+            if len(self._parse_cache) > 512:
+                self._parse_cache.clear()
+            self._parse_cache[sql] = cached
+        return cached
 
     def _guard(self, session, fn, stmt=None):
         """Run ``fn`` converting every failure into an ``mzlite.Error`` (an escaping Python
@@ -263,6 +309,9 @@ def _select(db: Database, session, plan, stmt) -> Result:
                               "transaction in write-only mode: reads cannot follow writes in a transaction")
         txn.kind = "read"
     as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
+    system = [gid for gid in plan.depends_on if gid.is_system()]
+    if system:
+        db.introspection.refresh(system)
     expr = optimize(plan.expr)
     rows, _ = db.reader.read(session, expr, plan.finishing, as_of=as_of, at_least=plan.as_of_at_least)
     from sql.types import display_name

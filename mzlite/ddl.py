@@ -146,6 +146,8 @@ def drop(db, session, plan, stmt) -> Result:
 
 def _drop_one(db, gid: GlobalId) -> None:
     item = db.catalog.get(gid)
+    if item.kind == "system":
+        raise E.error_for("42501", f'system item "{item.name}" cannot be modified')
     if item.kind in ("index", "materialized_view"):
         db.controller.drop_collection(gid)
     if item.kind in ("table", "materialized_view"):

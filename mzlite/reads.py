@@ -135,12 +135,13 @@ class Reader:
             if isinstance(peek, FastPathPeek):
                 db.note_peek_target(peek.index_id)
                 resp = db.controller.peek(peek.index_id, peek.literal_constraints, ts, peek.finishing,
-                                          peek.mfp, timeout=self._timeout(session))
+                                          peek.mfp, timeout=self._timeout(session),
+                                          should_cancel=lambda: session.cancel_requested)
             else:
                 resp = self._peek_dataflow(session, peek, ts)
         finally:
             self.release(holds)
-        return expand(self._rows(resp)), ts
+        return expand(self._rows(resp, session)), ts
 
     def _timeout(self, session) -> Optional[float]:
         ms = session.vars.get("statement_timeout") or 0
@@ -156,14 +157,16 @@ class Reader:
         db.controller.create_dataflow(desc)
         try:
             return db.controller.peek(index_id, None, ts, peek.finishing, MapFilterProject.identity(arity),
-                                      timeout=self._timeout(session))
+                                      timeout=self._timeout(session),
+                                      should_cancel=lambda: session.cancel_requested)
         finally:
             db.controller.drop_collection(index_id)
 
-    def _rows(self, resp: P.PeekResponse):
+    def _rows(self, resp: P.PeekResponse, session):
         r = resp.result
         if isinstance(r, P.PeekRows):
             return r.rows
         if isinstance(r, P.PeekError):
             raise E.error_for(r.sqlstate, r.message)
-        raise E.QueryCanceled("canceling statement due to statement timeout", sqlstate=E.QUERY_CANCELED)
+        why = "user request" if session.cancel_requested else "statement timeout"
+        raise E.QueryCanceled(f"canceling statement due to {why}", sqlstate=E.QUERY_CANCELED)

@@ -346,7 +346,7 @@ class ExprContext:
             return Literal(v.sval, "unknown")
         if isinstance(v, ast.Boolean):
             return Literal(bool(v.boolval), "bool")
-        raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "unsupported literal", node.location)
+        raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "unsupported literal", None)
 
     def _ParamRef(self, node) -> ScalarExpr:
         n = node.number

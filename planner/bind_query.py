@@ -20,7 +20,7 @@ from typing import Optional
 
 from pglast import ast
 
-from compute.relation import (ColumnOrder, Constant, Filter, Get, Join, Map, Negate, Project, Reduce,
+from compute.relation import (ColumnOrder, Constant, Filter, FlatMap, Get, Join, Map, Negate, Project, Reduce,
                               Threshold, TopK, Union)
 from compute.scalar import Call, Column, Literal
 from planner import decorrelate as dc
@@ -300,14 +300,14 @@ class Binder:
             k = x.val.ival
             if not 1 <= k <= len(exprs):
                 raise self.error(errors.INVALID_COLUMN_REFERENCE, f"SELECT DISTINCT ON position {k} is not in "
-                                 "select list", x.location)
+                                 "select list", _first_loc(x))
             return k - 1
         e = ctx.bind(x)
         for i, o in enumerate(outs):
             if o == e:
                 return i
         raise self.error(errors.INVALID_COLUMN_REFERENCE,
-                         "SELECT DISTINCT ON expressions must match initial ORDER BY expressions", x.location)
+                         "SELECT DISTINCT ON expressions must match initial ORDER BY expressions", _first_loc(x))
 
     def expand_star(self, ctx: ExprContext, v) -> list:
         scope = ctx.scope
@@ -340,17 +340,17 @@ class Binder:
         targets = node.targetList or ()
         for g in node.groupClause or ():
             if isinstance(g, (ast.GroupingSet,)):
-                raise self.error(errors.FEATURE_NOT_SUPPORTED, "GROUPING SETS are not supported", g.location)
+                raise self.error(errors.FEATURE_NOT_SUPPORTED, "GROUPING SETS are not supported", _first_loc(g))
             target = g
             if isinstance(g, ast.A_Const) and isinstance(g.val, ast.Integer):
                 k = g.val.ival
                 if not 1 <= k <= len(targets):
                     raise self.error(errors.INVALID_COLUMN_REFERENCE, f"GROUP BY position {k} is not in select list",
-                                     g.location)
+                                     _first_loc(g))
                 target = targets[k - 1].val
             elif isinstance(g, ast.ColumnRef) and len(g.fields) == 1 and isinstance(g.fields[0], ast.String):
                 name = g.fields[0].sval
-                if scope.lookup_local(kctx, (name,), g.location) is None:
+                if scope.lookup_local(kctx, (name,), _first_loc(g)) is None:
                     alias = [t.val for t in targets if t.name == name]
                     if alias:
                         target = alias[0]
@@ -398,12 +398,12 @@ class Binder:
                 k = x.val.ival
                 if not 1 <= k <= len(exprs):
                     raise self.error(errors.INVALID_COLUMN_REFERENCE, f"ORDER BY position {k} is not in select list",
-                                     x.location)
+                                     _first_loc(x))
                 col = k - 1
             elif isinstance(x, ast.ColumnRef) and len(x.fields) == 1 and isinstance(x.fields[0], ast.String):
                 hits = [i for i, n in enumerate(names) if n == x.fields[0].sval]
                 if len({exprs[i] for i in hits}) > 1:
-                    raise self.error(errors.AMBIGUOUS_COLUMN, f'ORDER BY "{x.fields[0].sval}" is ambiguous', x.location)
+                    raise self.error(errors.AMBIGUOUS_COLUMN, f'ORDER BY "{x.fields[0].sval}" is ambiguous', _first_loc(x))
                 if hits:
                     col = hits[0]
             if col is None:
@@ -427,7 +427,7 @@ class Binder:
             nl = enum_name(s.sortby_nulls)
             nulls_last = (not desc) if nl == "SORTBY_NULLS_DEFAULT" else nl == "SORTBY_NULLS_LAST"
             if d == "SORTBY_USING":
-                raise self.error(errors.FEATURE_NOT_SUPPORTED, "ORDER BY USING is not supported", x.location)
+                raise self.error(errors.FEATURE_NOT_SUPPORTED, "ORDER BY USING is not supported", _first_loc(x))
             order.append((col, desc, nulls_last))
         return order, hidden
 
@@ -474,6 +474,8 @@ class Binder:
         p = outer.arity
         if isinstance(f, ast.RangeSubselect) and f.lateral:
             return dc.apply_lateral(self, rel, types, items, f, outer)
+        if isinstance(f, ast.RangeFunction):
+            return self.table_function(rel, types, items, f, outer)
         frel, ftypes, fitems = self.bind_from_item(f, outer)
         n = len(types)
         if not items and rel is outer.rel:
@@ -502,9 +504,40 @@ class Binder:
         if isinstance(f, ast.JoinExpr):
             return dc.bind_join(self, f, outer)
         if isinstance(f, ast.RangeFunction):
-            raise self.error(errors.FEATURE_NOT_SUPPORTED, "table functions in FROM are not supported yet",
-                             _first_loc(f))
+            return self.table_function(outer.rel, list(outer.types), [], f, outer)
         raise self.error(errors.FEATURE_NOT_SUPPORTED, f"{type(f).__name__} in FROM is not supported", None)
+
+    def table_function(self, rel, types, items, f, outer: Outer):
+        """``FROM ..., generate_series(a, b [, step]) [AS g(x)]``: a FlatMap over the FROM
+        relation so far (table functions are implicitly LATERAL)."""
+        if f.ordinality or f.is_rowsfrom or len(f.functions) != 1:
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, "ROWS FROM and WITH ORDINALITY are not supported",
+                             _first_loc(f))
+        call = f.functions[0][0]
+        ctx = ExprContext(self, rel, types, Scope(items, outer.ref), clause="FROM")
+        name, exprs, out_type = self.bind_table_function(ctx, call)
+        n = len(ctx.types)
+        e = FlatMap(ctx.rel, name, tuple(exprs), 1)
+        if n != len(types):
+            e = Project(e, tuple(range(len(types))) + (n,))
+        table = f.alias.aliasname if f.alias is not None else name
+        names = self.apply_alias(f.alias, [name], table, _first_loc(f))
+        return e, list(types) + [out_type], items + [ScopeItem(table, names[0], len(types))]
+
+    def bind_table_function(self, ctx: ExprContext, call):
+        if not isinstance(call, ast.FuncCall):
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, "unsupported table function", _first_loc(call))
+        name = call.funcname[-1].sval.lower()
+        if name != "generate_series":
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, f"table function {name} is not supported",
+                             call.location)
+        args = [ctx.bind(a) for a in call.args or ()]
+        arg_types = [ctx.typeof(a) for a in args]
+        t = T.common_type(arg_types + ["int4"])
+        if len(args) not in (2, 3) or t not in ("int4", "int8"):
+            raise self.error(errors.UNDEFINED_FUNCTION, f"function generate_series("
+                             f"{', '.join(T.display_name(x) for x in arg_types)}) does not exist", call.location)
+        return name, [ctx.coerce(a, t, "implicit", call.location) for a in args], t
 
     def bind_relation(self, rv):
         """(relation, column names, types, default table name) for a named FROM item."""
@@ -518,7 +551,9 @@ class Binder:
         if item.kind == "index":
             raise self.error(errors.WRONG_OBJECT_TYPE, f'cannot read from index "{item.name}"', rv.location)
         self.depends_on.add(item.id)
-        if item.kind == "view":
+        if item.kind == "view" and not self.catalog.indexes_on(item.id):
+            # Inline a plain view so optimization sees through it; an indexed view stays a
+            # Get so a read can be served off its index (fast path, or an index import).
             rel = item.expr
             self.depends_on.update(item.depends_on)
         else:

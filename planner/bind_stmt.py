@@ -169,7 +169,14 @@ def _insert(b: Binder, stmt, node):
                 raise b.error(errors.DUPLICATE_COLUMN, f'column "{rt.name}" specified more than once', rt.location)
             targets.append(idx)
     else:
+        # no column list: the leading columns, as many as the source provides
         targets = list(range(len(columns)))
+        sel = node.selectStmt
+        if sel is not None and sel.valuesLists and len(sel.valuesLists[0]) < len(columns):
+            targets = targets[:len(sel.valuesLists[0])]
+        elif sel is not None and not sel.valuesLists:
+            width = len(b.bind_query(sel, TOP).names)
+            targets = targets[:width] if width < len(columns) else targets
     sel = node.selectStmt
     ctx0 = ExprContext(b, UNIT, [], Scope([]), clause="INSERT")
 

@@ -148,9 +148,7 @@ def format_aligned(names: Sequence[str], types: Sequence[Optional[str]], rows: S
         tw = display_width(title)
         out.append(" " * ((total - tw) // 2) + title if tw < total else title)
     if not settings.tuples_only:
-        if ncols == 0:
-            out.append("")  # psql prints an empty header line
-        else:
+        if ncols:
             nlines = max(len(h) for h in header_lines)
             for k in range(nlines):
                 parts = []
@@ -176,7 +174,7 @@ def format_aligned(names: Sequence[str], types: Sequence[Optional[str]], rows: S
 def _aligned_row(row: list[list[str]], widths: list[int], right: list[bool]) -> list[str]:
     ncols = len(row)
     if ncols == 0:
-        return [""]
+        return []  # psql prints nothing for a row without columns
     nlines = max(len(c) for c in row)
     lines = []
     for k in range(nlines):
@@ -305,24 +303,26 @@ def format_tsv(names, types, rows, settings: Settings = Settings()) -> str:
     return "".join(line + "\n" for line in out)
 
 
-def json_value(v: Any) -> Any:
+def _json_text(v: Any) -> str:
+    """One value as JSON text; numerics keep their exact digits, non-finite numbers and
+    other types become strings."""
     if v is None or isinstance(v, (bool, int, str)):
-        return v
+        return json.dumps(v, ensure_ascii=False)
     if isinstance(v, float):
-        return v if math.isfinite(v) else float8_text(v)
+        return repr(v) if math.isfinite(v) else json.dumps(float8_text(v))
     if isinstance(v, Decimal):
-        return int(v) if v == v.to_integral_value() and v.as_tuple().exponent >= 0 else float(v) \
-            if v.is_finite() else str(v)
+        return format(v, "f") if v.is_finite() else json.dumps(value_text(v))
     if isinstance(v, (dict, list)):
-        return v
-    return value_text(v)
+        return json.dumps(v, ensure_ascii=False)
+    return json.dumps(value_text(v), ensure_ascii=False)
 
 
 def format_json(names, types, rows, settings: Settings = Settings()) -> str:
     """A JSON array of objects keyed by column name, one row per line."""
     if not rows:
         return "[]\n"
-    lines = [json.dumps(dict(zip(names, map(json_value, row))), ensure_ascii=False) for row in rows]
+    keys = [json.dumps(n, ensure_ascii=False) for n in names]
+    lines = ["{" + ", ".join(f"{k}: {_json_text(v)}" for k, v in zip(keys, row)) + "}" for row in rows]
     return "[" + ",\n".join(lines) + "]\n"
 
 

@@ -266,10 +266,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         conn = connect(args.path, params)
     except Exception as exc:  # noqa: BLE001
-        sys.stderr.write(fmt.format_error(getattr(exc, "message", None) or str(exc),
-                                          detail=getattr(exc, "detail", None),
-                                          prefix=f"{PROG}: ") if _is_db_error(exc)
-                         else f"{PROG}: error: could not open database: {exc}\n")
+        # psql's form for a connection that cannot be made: "psql: error: ..."
+        sys.stderr.write(f"{PROG}: error: {getattr(exc, 'message', None) or exc}\n")
         return 1
     try:
         runner = Runner(conn, settings)

@@ -27,7 +27,8 @@ from repl.main import Result, Runner, fetch
 
 BANNER = 'mzlite {version}\nType "\\?" for help.\n\n'
 PROMPT = "mzlite"
-CANCEL_GRACE_SECONDS = 5.0  # after cancel(), how long to wait for the statement to report
+CANCEL_GRACE_SECONDS = 5.0
+POLL_SECONDS = 0.05  # after cancel(), how long to wait for the statement to report
 
 
 class Cancelled(Exception):
@@ -58,10 +59,6 @@ class BackgroundConnection:
             finally:
                 self._done.set()
         threading.Thread(target=work, name="mzlite-connect", daemon=True).start()
-
-    @property
-    def failed(self) -> bool:
-        return self._done.is_set() and self._exc is not None
 
     def get(self):
         self._done.wait()
@@ -99,7 +96,10 @@ class CancellableExecutor:
                 done.set()
         try:  # a Ctrl-C from here on, even inside start(), cancels the statement
             threading.Thread(target=work, name="mzlite-statement", daemon=True).start()
-            done.wait()
+            # Wake up now and then: SIGINT may be delivered to an engine thread, and the
+            # main thread only notices the pending KeyboardInterrupt when it runs.
+            while not done.wait(POLL_SECONDS):
+                pass
         except KeyboardInterrupt:
             cancel = getattr(conn, "cancel", None)
             if callable(cancel):
@@ -111,7 +111,7 @@ class CancellableExecutor:
                 self.err.flush()
                 try:
                     done.wait(CANCEL_GRACE_SECONDS)
-                except KeyboardInterrupt:
+                except KeyboardInterrupt:  # a second Ctrl-C: stop waiting, abandon it
                     pass
                 if "exc" in box and getattr(box["exc"], "sqlstate", None) == "57014":
                     raise box["exc"]
@@ -186,7 +186,7 @@ def run(connect: Callable[[], Any], settings: fmt.Settings, *, history: bool = T
         message=f"{PROMPT}=> ",
         multiline=True,
         prompt_continuation=lambda width, line_number, wrap_count:
-            _continuation_for(session.default_buffer.text, line_number),
+            "" if wrap_count else _continuation_for(session.default_buffer.text, line_number),
         key_bindings=build_key_bindings(is_complete),
         lexer=PygmentsLexer(PostgresLexer),
         completer=SQLCompleter(catalog),
@@ -216,11 +216,15 @@ def run(connect: Callable[[], Any], settings: fmt.Settings, *, history: bool = T
                 out.flush()
                 break
             try:
+                conn.get()
+            except Exception as exc:  # noqa: BLE001 - psql's form: "psql: error: ..."
+                err.write(f"mzlite: error: {getattr(exc, 'message', None) or exc}\n")
+                err.flush()
+                return 1
+            try:
                 handle(runner, text)
             except KeyboardInterrupt:
                 out.write("\n")
-            if conn.failed:
-                return 1  # the database could not be opened; the error was reported
     finally:
         if runner.out is not runner.stdout:
             try:

@@ -2,7 +2,7 @@
 
     mzlite slt [--rewrite-results] [--system-parameter-default NAME=VALUE]...
                [--auto-index-selects] [--junit-report FILE] [-j N] [--fail-fast] [-v]
-               [--engine mzlite|sqlite|postgres] [--known-deviations FILE | --no-known-deviations]
+               [--engine mzlite|sqlite|postgres] [--timeout SECONDS] [--known-deviations FILE | --no-known-deviations]
                PATH...
 
 Owns: the command line, finding files (a PATH is a file or a directory searched
@@ -84,6 +84,8 @@ def _build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--known-deviations", metavar="FILE", default=None,
                     help=f"known-deviations file (default: {DEFAULT_PATH}, except for --engine sqlite)")
     ap.add_argument("--no-known-deviations", action="store_true")
+    ap.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                    help="fail a statement that runs longer and stop its file (0: no limit)")
     return ap
 
 
@@ -139,6 +141,9 @@ def run_paths(files, config: Config, *, jobs: int = 1, out=None, progress: bool 
         lines += [format_failure(f) for f in res.failures]
         lines += [f"SKIP {p}:{ln}: {reason}" for (p, ln, reason) in res.skips]
         lines.append(format_file_line(res))
+        if config.rewrite and res.edits:
+            for p, edits in sorted(res.edits.items()):
+                lines.append(f"rewrote {len(edits)} record(s) in {p}")
         if buffered is not None:
             buffered.extend(lines)
         else:
@@ -219,7 +224,7 @@ def main(argv=None) -> int:
     config = Config(engine=args.engine, system_parameters=params,
                     rewrite=args.rewrite_results, auto_index_selects=args.auto_index_selects,
                     fail_fast=args.fail_fast, verbose=args.verbose, deviations=deviations,
-                    junit=bool(args.junit_report))
+                    junit=bool(args.junit_report), timeout=args.timeout)
     tty = sys.stdout.isatty()
     t0 = time.perf_counter()
     results = run_paths(files, config, jobs=max(1, args.jobs),

@@ -2,10 +2,12 @@
 
 Owns: ``Engine`` (the protocol the runner speaks: ``execute`` returning a ``Result``,
 ``reset``, ``close``, and ``names`` for skipif/onlyif), ``EngineError`` (an error the
-database answered with, carrying its SQLSTATE) and two adapters: ``MzliteEngine`` (the
-default: ``mzlite.connect(system_parameters=...)``) and ``SqliteEngine`` (Python's sqlite3,
-which must reproduce the SQLite corpus's expected answers; it is how the runner is tested
-without depending on the engine).
+database answered with, carrying its SQLSTATE), ``GuardedEngine`` (a per-statement time
+limit) and the adapters: ``MzliteEngine`` (the default: ``mzlite.connect(system_parameters
+=...)``, answering to postgresql, mzlite and materialize), ``SqliteEngine`` (Python's
+sqlite3, answering to sqlite; it must reproduce the SQLite corpus's expected answers and is
+how the runner is tested without depending on the engine) and, in pgwire.py,
+``PostgresEngine`` (the oracle for our suites).
 
 Invariant: the runner never touches a database API directly; an exception that is not a
 database error (a bug in the engine) becomes ``EngineError(internal=True)``, which never
@@ -16,12 +18,14 @@ Deliberately not here: rendering, comparison, and splitting SQL for anything but
 """
 from __future__ import annotations
 
+import queue
+import threading
 import traceback
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["Result", "EngineError", "Engine", "MzliteEngine", "SqliteEngine",
-           "make_engine", "split_statements", "ENGINES"]
+__all__ = ["Result", "EngineError", "EngineTimeout", "Engine", "GuardedEngine",
+           "MzliteEngine", "SqliteEngine", "make_engine", "split_statements", "ENGINES"]
 
 
 @dataclass
@@ -52,6 +56,14 @@ class EngineError(Exception):
         return s
 
 
+class EngineTimeout(EngineError):
+    """A call did not return within the time limit; the engine is abandoned."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"timed out after {seconds:g}s (the rest of the file is not run)",
+                         "57014", internal=True)
+
+
 class Engine:
     """Protocol. ``names``: the engine names skipif/onlyif answer to."""
 
@@ -65,6 +77,71 @@ class Engine:
 
     def close(self) -> None:  # pragma: no cover
         pass
+
+
+class _Call:
+    __slots__ = ("done", "result", "exc")
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.result = self.exc = None
+
+
+class GuardedEngine(Engine):
+    """Runs every call of an engine on one worker thread and waits at most ``timeout``
+    seconds for it, so a hung statement fails its record instead of hanging the run.
+    After a timeout the engine is abandoned (a Python thread cannot be stopped): every
+    further call raises ``EngineTimeout`` at once."""
+
+    def __init__(self, factory, timeout: float):
+        self._timeout = timeout
+        self._q: queue.SimpleQueue = queue.SimpleQueue()
+        self._dead = False
+        self._thread = threading.Thread(target=self._loop, name="slt-engine", daemon=True)
+        self._thread.start()
+        self._inner = self._call(factory)
+        self.names = self._inner.names
+
+    def _loop(self):
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            fn, args, call = item
+            try:
+                call.result = fn(*args)
+            except BaseException as e:  # handed to the caller
+                call.exc = e
+            call.done.set()
+
+    def _call(self, fn, *args):
+        if self._dead:
+            raise EngineTimeout(self._timeout)
+        call = _Call()
+        self._q.put((fn, args, call))
+        if not call.done.wait(self._timeout):
+            self._dead = True
+            raise EngineTimeout(self._timeout)
+        if call.exc is not None:
+            raise call.exc
+        return call.result
+
+    @property
+    def dead(self) -> bool:
+        return self._dead
+
+    def execute(self, sql, conn=None):
+        return self._call(self._inner.execute, sql, conn)
+
+    def reset(self):
+        return self._call(self._inner.reset)
+
+    def close(self):
+        if not self._dead:
+            try:
+                self._call(self._inner.close)
+            finally:
+                self._q.put(None)
 
 
 def _internal(exc: BaseException) -> EngineError:

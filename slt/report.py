@@ -56,6 +56,8 @@ def format_file_line(res) -> str:
         s += f" ({res.not_applicable} not applicable to this engine)"
     if res.stopped:
         s += " (stopped at the first failure)"
+    if getattr(res, "bailed", None):
+        s += f" ({res.bailed})"
     return s
 
 

@@ -11,8 +11,16 @@ Invariants:
   for a known deviation, always with its reason); records a skipif/onlyif excludes are
   not run and not counted (as SQLite's runner does).
 - An internal engine error never satisfies an expected error.
+- A failing `statement ok` fails that record and the file goes on (as SQLite's runner
+  does; Materialize's gives up on the file).  A statement that hangs past
+  ``Config.timeout`` fails and stops its file: the engine is abandoned.
 - A rewrite replaces only the span of a failing record's expected output (or the regex or
   count in its header); every other character of the file is kept.
+
+Comparison follows the form of the expected output (a list of values, or "N values
+hashing to MD5"), as Materialize's runner does; hash-threshold (default 8 for .test files,
+0 = never for .slt) only decides the form a rewrite writes.  Labels: every query with the
+same label in a file must produce the same values (count and hash).
 
 Deliberately not here: finding files, parallelism, progress bars and the summary
 (``slt/__init__.py``), output formatting of failures (``slt/report.py``).
@@ -34,7 +42,9 @@ from .render import md5_of, pg_text, render_rows, renderers_for, sort_values
 __all__ = ["Config", "Failure", "FileResult", "run_file", "run_records", "apply_edits"]
 
 _SELECT_RE = re.compile(r"^\s*\(*\s*(select|with|values)\b", re.I)
-_LIMIT_RE = re.compile(r"\b(limit|offset|fetch)\b", re.I)
+_LIMIT_RE = re.compile(r"\b(limit|offset|fetch)\b|\bas\s+of\b", re.I)
+_BEGIN_RE = re.compile(r"^\s*(begin|start\s+transaction)\b", re.I)
+_END_RE = re.compile(r"^\s*(commit|rollback|end|abort)\b", re.I)
 
 
 @dataclass
@@ -47,12 +57,18 @@ class Config:
     verbose: bool = False
     deviations: Deviations = field(default_factory=Deviations)
     junit: bool = False
+    timeout: float = 0.0        # seconds per statement; 0: no limit
     engine_factory: Optional[Callable] = None   # tests: a callable returning an Engine
 
     def make_engine(self):
         if self.engine_factory is not None:
-            return self.engine_factory()
-        return _engines.make_engine(self.engine, self.system_parameters)
+            factory = self.engine_factory
+        else:
+            def factory(name=self.engine, params=self.system_parameters):
+                return _engines.make_engine(name, params)
+        if self.timeout and self.timeout > 0:
+            return _engines.GuardedEngine(factory, self.timeout)
+        return factory()
 
 
 @dataclass
@@ -78,6 +94,7 @@ class FileResult:
     edits: dict = field(default_factory=dict)        # path -> [(start, end, text)]
     log: list = field(default_factory=list)          # lines printed with -v (when buffered)
     stopped: bool = False                            # --fail-fast stopped the run
+    bailed: Optional[str] = None                     # why the rest of the file did not run
     seconds: float = 0.0
 
     @property
@@ -129,6 +146,7 @@ class _FileRun:
         self.sortmode = "nosort"
         self.labels: dict = {}
         self.view_seq = 0
+        self.in_transaction = False     # no auto-index DDL inside an explicit transaction
         self.engine = None
 
     # -- the loop ---------------------------------------------------------------------
@@ -165,6 +183,10 @@ class _FileRun:
                 if self.progress is not None:
                     self.progress(1)
                 if res.stopped:
+                    break
+                if getattr(self.engine, "dead", False):
+                    res.bailed = (f"the engine hung at line {rec.line}; "
+                                  f"the rest of the file was not run")
                     break
         finally:
             try:
@@ -238,6 +260,11 @@ class _FileRun:
                                [f"error {rec.error_regex or ''}".rstrip()],
                                [_err_line(err)], edit)
             return
+        if err is None:
+            if _BEGIN_RE.match(rec.sql):
+                self.in_transaction = True
+            elif _END_RE.match(rec.sql):
+                self.in_transaction = False
         if err is not None:
             raise _Verdict("statement failed", ["ok"], [_err_line(err)])
         if rec.expect == "count":
@@ -401,8 +428,9 @@ class _FileRun:
         """Run a SELECT again through an indexed view; a disagreement fails the record."""
         if not self.cfg.auto_index_selects or not _SELECT_RE.match(rec.sql):
             return
-        if _LIMIT_RE.search(rec.sql):
-            return  # a view may pick other rows for LIMIT/OFFSET: not comparable
+        if _LIMIT_RE.search(rec.sql) or self.in_transaction:
+            return  # LIMIT/OFFSET: a view may pick other rows; AS OF belongs to a SELECT,
+            #         not to a view; DDL is not allowed inside a transaction
         if err is not None and err.internal:
             return
         eng = self.engine

@@ -165,12 +165,11 @@ def resolve_function(name: str, arg_types) -> Resolution:
         if not args or (name == "nullif" and len(args) != 2):
             raise _err(f"function {name}({_list(args)}) does not exist", "42883")
         if name == "nullif":
+            # PostgreSQL: the type is the left input type of the chosen "=" operator; it has
+            # cross-type integer operators (int48eq), so integers keep the first's type
             eq = resolve_operator("=", args[0], args[1])
-            first = args[0] if args[0] != "unknown" else eq.arg_types[0]
-            if eq.arg_types[0] == first or (first in INTEGER_TYPES + ("numeric",)
-                                             and eq.arg_types[0] in INTEGER_TYPES + ("numeric",)):
-                # Python compares ints and Decimals exactly, as PostgreSQL's casts do
-                return Resolution("nullif", (first, eq.arg_types[1] if eq.arg_types[0] == first else args[1]), first)
+            if args[0] in INTEGER_TYPES and args[1] in INTEGER_TYPES:
+                return Resolution("nullif", args, args[0])
             return Resolution("nullif", eq.arg_types, eq.arg_types[0])
         t = common_type(args)
         if t is None:

@@ -323,7 +323,57 @@ class _Ctx:
             return self.stmt("create_default_index", self.default_index())
         if w0 == "CREATE":
             self._blank_in_cluster()
+            if (w1 == "INDEX" or (w1 == "UNIQUE" and self.peek(2) == "INDEX")) and not self.inserts:
+                self._parenthesize_index_exprs()
         return self.pglast_statement()
+
+    def _parenthesize_index_exprs(self) -> None:
+        """Materialize accepts ``CREATE INDEX ON t (a + 1)``; PostgreSQL wants ``((a + 1))``."""
+        j = next((k for k in range(len(self.toks)) if self.word(k) == "ON"), None)
+        if j is None:
+            return
+        j += 1
+        while j < len(self.toks) and self.word(j) not in ("(", ""):
+            j += 1
+        if j >= len(self.toks):
+            return
+        close = self.matching_paren(j)
+        elems, start, depth = [], j + 1, 0
+        for k in range(j + 1, close + 1):
+            w = self.word(k)
+            if w == "(":
+                depth += 1
+            elif w == ")" and depth > 0:
+                depth -= 1
+            elif depth == 0 and w in (",", ")"):
+                elems.append((start, k))
+                start = k + 1
+        wraps = []
+        for a, b in elems:
+            toks = self.toks[a:b]
+            if not toks:
+                continue
+            simple = len(toks) == 1 or (self.word(a) == "(" and self.matching_paren(a) == b - 1)
+            # trailing ASC/DESC/NULLS FIRST|LAST stay outside the parentheses
+            end = b
+            while end > a and self.word(end - 1) in ("ASC", "DESC", "FIRST", "LAST", "NULLS"):
+                end -= 1
+            if not simple and end - a > 1:
+                wraps.append((self.toks[a].start, self.toks[end - 1].end))
+        if not wraps:
+            return
+        out, last, inserts, added = [], 0, [], 0
+        for lo, hi in wraps:
+            out.append(self.ptext[last:lo])
+            inserts.append((lo + added, 1))
+            out.append("(" + self.ptext[lo:hi] + ")")
+            added += 1
+            inserts.append((hi + added, 1))
+            added += 1
+            last = hi
+        out.append(self.ptext[last:])
+        self.ptext = "".join(out)
+        self.inserts = tuple(inserts)
 
     def _declare_subscribe_at(self) -> Optional[int]:
         for j in range(len(self.toks) - 1):

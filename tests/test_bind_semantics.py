@@ -251,3 +251,13 @@ def test_types(env):
     (stmt,) = parse_statements("select a, sum(a), avg(a), count(*), 'lit', 1.5, a::float8 from t group by a")
     plan = plan_statement(stmt, cat)
     assert [t for _, t in plan.columns] == ["int4", "int8", "numeric", "int8", "text", "numeric", "float8"]
+
+
+def test_generate_series_in_from(env):
+    cat, con, inputs = env
+    for sql in ["select * from generate_series(1, 4)",
+                "select a, g from t, generate_series(1, t.a) as g(g)",
+                "select s.x from generate_series(10, 1, -3) as s(x)"]:
+        _, got = run_mz(cat, inputs, sql)
+        want = con.execute(sql).fetchall()
+        assert sorted(got, key=key) == sorted(want, key=key), sql

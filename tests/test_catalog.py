@@ -3,7 +3,7 @@
 Sabotage runs (each made once, saw red, restored):
 - ``check_drop`` without the dependents check lets ``DROP TABLE t`` through with a view on
   it (``test_drop_blocked_by_dependent_view`` red);
-- ``dependents`` returning pre-order fails ``test_dependents_in_drop_order``.
+- ``dependents`` returning pre-order (without its reordering pass) fails ``test_dependents_in_drop_order``.
 """
 from __future__ import annotations
 

@@ -85,7 +85,7 @@ def random_updates(rng: random.Random, live: dict, gen_row, n: int, delete_p=0.4
 
 
 def run_reference_check(plan, gens: dict, *, seed=0, times=6, per_time=12, chunk=3,
-                        fuel=5, negative_ok=False, check_errs=True):
+                        fuel=5, negative_ok=False, check_errs=True, temporal=False):
     """``gens``: gid -> (arity, row generator).  Returns the number of checked times."""
     rng = random.Random(seed)
     old_chunk = render.CHUNK
@@ -106,7 +106,7 @@ def run_reference_check(plan, gens: dict, *, seed=0, times=6, per_time=12, chunk
                 pass
             assert df.frontier() == t + 1
             inputs = {g: c.snapshot(t) for g, c in colls.items()}
-            want_oks, want_errs = evaluate_with_errors(plan, inputs)
+            want_oks, want_errs = evaluate_with_errors(plan, inputs, t if temporal else None)
             got_oks = exp.oks.snapshot(t)
             got_errs = exp.errs.snapshot(t)
             assert approx_equal(got_oks, want_oks), f"time {t}: oks\n got {got_oks}\nwant {want_oks}"

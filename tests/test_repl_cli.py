@@ -182,3 +182,25 @@ def test_real_ddl_dml_and_error():
 def test_help_does_not_need_the_engine():
     r = mzlite_cmd("--help")
     assert r.returncode == 0 and "--system-parameter" in r.stdout
+
+
+@needs_engine
+def test_real_file_and_stdin(tmp_path):
+    f = tmp_path / "s.sql"
+    f.write_text("CREATE TABLE t (a int, b text);\nINSERT INTO t VALUES (1, 'x'), (2, NULL);\n"
+                 "SELECT a, b FROM t ORDER BY a;\n")
+    r = mzlite_cmd("-f", str(f))
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout == ("CREATE TABLE\nINSERT 0 2\n a | b \n---+---\n 1 | x\n 2 | \n(2 rows)\n\n")
+    r = mzlite_cmd(stdin="SELECT 1 AS a;\nSELECT * FROM nosuch;\nSELECT 2;\n")
+    assert r.returncode == 1
+    assert r.stdout == " a \n---\n 1\n(1 row)\n\n"
+    assert r.stderr.startswith("mzlite:<stdin>:2: ERROR:  ")
+
+
+@needs_engine
+def test_real_system_parameter():
+    r = mzlite_cmd("--system-parameter", "enable_compute_interactive_runtime=off",
+                   "-c", "SHOW enable_compute_interactive_runtime", "--format", "csv")
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout == "enable_compute_interactive_runtime\noff\n"

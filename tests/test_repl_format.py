@@ -21,6 +21,7 @@ PSQL = {
     'x_empty': '(0 rows)\n\n',
     'csv': 'a,b,c,d,e\n1,"he,l""lo",,"x\ny",\n',
     'select_1_plus_1': ' ?column? \n----------\n        2\n(1 row)\n\n',
+    'no_columns': '--\n(1 row)\n\n',  # psql -c 'select'
 }
 
 CASES = {
@@ -34,6 +35,7 @@ CASES = {
     'wide': (["e", "w", "f"], ["text", "text", "double precision"], [("", "ü日本", 3.14159)]),
     'nulls': (["n", "t"], ["integer", "text"], [(None, "x"), (10, None)]),
     'select_1_plus_1': (["?column?"], ["integer"], [(2,)]),
+    'no_columns': ([], [], [()]),
 }
 
 XCASES = {
@@ -68,8 +70,9 @@ def test_tsv_and_json():
     assert fmt.format_tsv(names, types, rows) == "a\tb\n1\tx\\ty\n\tz\n"
     assert fmt.format_json(names, types, rows) == '[{"a": 1, "b": "x\\ty"},\n{"a": null, "b": "z"}]\n'
     assert fmt.format_json(names, types, []) == "[]\n"
-    assert fmt.format_json(["n"], ["numeric"], [(Decimal("1.50"),), (Decimal("3"),)]) == \
-        '[{"n": 1.5},\n{"n": 3}]\n'
+    assert fmt.format_json(["n", "f"], ["numeric", "double precision"],
+                           [(Decimal("1.50"), float("inf")), (Decimal("3"), 0.5)]) == \
+        '[{"n": 1.50, "f": "Infinity"},\n{"n": 3, "f": 0.5}]\n'
 
 
 def test_title_is_centred_like_psql():

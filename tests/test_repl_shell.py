@@ -211,3 +211,59 @@ def test_pty_ctrl_c_cancels_running_statement(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def _engine_works():
+    try:
+        import mzlite
+        conn = mzlite.connect()
+        ok = conn.execute("SELECT 1 + 1").fetchall() == [(2,)]
+        conn.close()
+        return ok, "engine answered SELECT 1 + 1 wrongly"
+    except Exception as exc:  # noqa: BLE001
+        return False, f"mzlite engine not ready yet: {type(exc).__name__}: {exc}"
+
+
+ENGINE_OK, ENGINE_REASON = _engine_works()
+
+
+@pytest.mark.skipif(not ENGINE_OK, reason=ENGINE_REASON)
+def test_pty_real_engine_session(tmp_path):
+    env = dict(os.environ, MZLITE_HISTORY=str(tmp_path / "hist"), TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
+    child = pexpect.spawn(sys.executable, ["-m", "repl.main"], cwd=ROOT, env=env, encoding="utf-8",
+                          timeout=60, dimensions=(40, 120))
+    child.expect_exact(PROMPT)
+    child.send("CREATE TABLE t (a int);\r")
+    child.expect_exact("CREATE TABLE")
+    child.expect_exact(PROMPT)
+    child.send("INSERT INTO t\r")
+    child.expect_exact("mzlite->")
+    child.send("VALUES (41);\r")
+    child.expect_exact("INSERT 0 1")
+    child.expect_exact(PROMPT)
+    child.send("\\dt\r")
+    child.expect_exact(" t ")
+    child.expect_exact(PROMPT)
+    child.send("SELECT * FROM nosuch;\r")
+    child.expect_exact("ERROR:  ")
+    child.expect_exact(PROMPT)
+    child.send("SELECT a + 1 AS answer FROM t;\r")
+    child.expect_exact("42\r\n(1 row)")
+    child.expect_exact(PROMPT)
+    child.send("\\q\r")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "SELECT a + 1 AS answer FROM t;" in (tmp_path / "hist").read_text()
+
+
+def test_connect_failure_is_reported_at_first_statement():
+    def boom():
+        raise OSError("disk on fire")
+    out, err = io.StringIO(), io.StringIO()
+    with create_pipe_input() as inp:
+        inp.send_text("select 1;\r")
+        status = shell.run(boom, fmt.Settings(), history=False, input=inp, output=DummyOutput(),
+                           out=out, err=err, banner=False)
+    assert status == 1
+    assert err.getvalue() == "mzlite: error: disk on fire\n"

@@ -15,9 +15,20 @@ from tests.test_runtime_support import (StandinDataflow, index_desc, peek_datafl
                                         t, table, u)
 
 
-def runtime(role="maintenance", storage=None, registry=None, **kw):
+def runtime(role="maintenance", storage=None, registry=None, factory=StandinDataflow, **kw):
     return Runtime(role, storage if storage is not None else {}, registry,
-                   dataflow_factory=StandinDataflow, **kw)
+                   dataflow_factory=factory, **kw)
+
+
+def _real_dataflow():
+    from compute.render import Dataflow
+    return Dataflow
+
+
+@pytest.fixture(params=["standin", "render"])
+def factory(request):
+    """Generic tests run on the stand-in and on the real ``compute.render.Dataflow``."""
+    return StandinDataflow if request.param == "standin" else _real_dataflow()
 
 
 def drain(rt, rounds=50):
@@ -39,9 +50,9 @@ def rows_of(resp):
     return sorted(resp.result.rows)
 
 
-def test_index_hydrates_reports_frontiers_and_answers_peeks():
+def test_index_hydrates_reports_frontiers_and_answers_peeks(factory):
     storage = {u(1): table(u(1), [(1, "a"), (2, "b")], 0, 1)}
-    rt = runtime(storage=storage)
+    rt = runtime(storage=storage, factory=factory)
     rt.handle(CreateDataflow(index_desc(u(1), u(2))))
     out = drain(rt)
     assert Frontiers(u(2), 1, 1, 1) in out
@@ -56,11 +67,11 @@ def test_index_hydrates_reports_frontiers_and_answers_peeks():
     assert rt.dataflows() == [(u(2), "u2")]
 
 
-def test_peek_waits_for_upper_then_answers_and_storage_wakes_the_runtime():
+def test_peek_waits_for_upper_then_answers_and_storage_wakes_the_runtime(factory):
     """Sabotage checked: answering without the ``upper <= timestamp`` wait returned the
     rows at time 1 before the write at time 1 was applied (red), then restored."""
     coll = table(u(1), [(1, "a")], 0, 1)
-    rt = runtime(storage={u(1): coll})
+    rt = runtime(storage={u(1): coll}, factory=factory)
     woken = []
     rt.set_waker(lambda: woken.append(1))
     rt.handle(CreateDataflow(index_desc(u(1), u(2))))
@@ -89,9 +100,9 @@ def test_peek_below_since_is_an_error_and_data_errors_surface_with_sqlstate():
     assert by["bad"].result == PeekError("22012", "division by zero")
 
 
-def test_drop_reports_empty_frontier_and_later_commands_for_it_are_refused():
+def test_drop_reports_empty_frontier_and_later_commands_for_it_are_refused(factory):
     coll = table(u(1), [(1, "a")], 0, 1)
-    rt = runtime(storage={u(1): coll})
+    rt = runtime(storage={u(1): coll}, factory=factory)
     rt.handle(CreateDataflow(index_desc(u(1), u(2))))
     drain(rt)
     rt.handle(AllowCompaction(u(2), None))
@@ -102,9 +113,9 @@ def test_drop_reports_empty_frontier_and_later_commands_for_it_are_refused():
         rt.handle(AllowCompaction(u(2), 3))
 
 
-def test_cancel_pending_peek_yields_canceled_exactly_once():
+def test_cancel_pending_peek_yields_canceled_exactly_once(factory):
     coll = table(u(1), [(1, "a")], 0, 1)
-    rt = runtime(storage={u(1): coll})
+    rt = runtime(storage={u(1): coll}, factory=factory)
     rt.handle(CreateDataflow(index_desc(u(1), u(2))))
     drain(rt)
     rt.handle(peek("p", u(2), 5))
@@ -132,10 +143,10 @@ def test_protocol_musts_are_checked_loudly():
         inter.handle(CreateDataflow(index_desc(u(1), u(4))))  # not a peek dataflow
 
 
-def test_materialized_view_sink_and_subscribe():
+def test_materialized_view_sink_and_subscribe(factory):
     coll = table(u(1), [(1, "a")], 0, 1)
     mv = table(u(5), (), 0, 0)
-    rt = runtime(storage={u(1): coll, u(5): mv})
+    rt = runtime(storage={u(1): coll, u(5): mv}, factory=factory)
     rt.handle(CreateDataflow(sink_desc(u(1), u(5), "materialized_view")))
     rt.handle(CreateDataflow(sink_desc(u(1), t(6), "subscribe")))
     out = drain(rt)
@@ -183,11 +194,11 @@ def test_step_exception_fails_the_dataflow_with_status_and_internal_error_peeks(
     assert resp.result.sqlstate == "XX000"
 
 
-def test_interactive_fast_path_peek_off_published_index_and_peek_dataflow():
+def test_interactive_fast_path_peek_off_published_index_and_peek_dataflow(factory):
     reg = SharedArrangementRegistry()
     coll = table(u(1), [(1, "a"), (2, "b")], 0, 1)
-    maint = runtime(storage={u(1): coll}, registry=reg)
-    inter = runtime("interactive", storage={u(1): coll}, registry=reg)
+    maint = runtime(storage={u(1): coll}, registry=reg, factory=factory)
+    inter = runtime("interactive", storage={u(1): coll}, registry=reg, factory=factory)
     # interactive sees the peek before maintenance published: a placeholder, then answered
     inter.handle(peek("fp", u(2), 0))
     inter.handle(CreateDataflow(peek_dataflow(u(2), t(1), 0)))
@@ -209,11 +220,11 @@ def test_interactive_fast_path_peek_off_published_index_and_peek_dataflow():
     assert inter.dataflows() == []
 
 
-def test_read_at_max_of_a_sealed_index():
+def test_read_at_max_of_a_sealed_index(factory):
     reg = SharedArrangementRegistry()
     coll = table(u(1), [(1, "a")], 0, None)  # a constant collection: sealed
-    maint = runtime(storage={u(1): coll}, registry=reg)
-    inter = runtime("interactive", storage={u(1): coll}, registry=reg)
+    maint = runtime(storage={u(1): coll}, registry=reg, factory=factory)
+    inter = runtime("interactive", storage={u(1): coll}, registry=reg, factory=factory)
     maint.handle(CreateDataflow(index_desc(u(1), u(2))))
     drain(maint)
     assert reg.upper(u(2)) is None
@@ -225,3 +236,42 @@ def test_read_at_max_of_a_sealed_index():
     maint.handle(peek("m", u(2), MAX))
     by = {r.uuid: r for r in drain(inter) + drain(maint) if isinstance(r, PeekResponse)}
     assert rows_of(by["fp"]) == rows_of(by["df"]) == rows_of(by["m"]) == [((1, "a"), 1)]
+
+
+def test_refused_import_is_loud_and_the_peek_on_its_export_still_gets_one_answer():
+    """An import refused at create (since passed as_of) raises ComputeProtocolError with
+    the diagnostic, and the peek the controller sends next is answered, not lost.
+    Sabotage checked: without registering the failed dataflow's exports the Peek raised
+    'unknown index' and was never answered (red), then restored."""
+    reg = SharedArrangementRegistry()
+    coll = table(u(1), [(1, "a")], 0, 9)
+    maint = runtime(storage={u(1): coll}, registry=reg)
+    inter = runtime("interactive", storage={u(1): coll}, registry=reg)
+    maint.handle(CreateDataflow(index_desc(u(1), u(2))))
+    drain(maint)
+    inter.handle(AllowCompaction(u(2), 6))   # interactive applied the compaction first
+    maint.handle(AllowCompaction(u(2), 6))
+    drain(maint)
+    with pytest.raises(ComputeProtocolError, match="equal to the refusing since"):
+        inter.handle(CreateDataflow(peek_dataflow(u(2), t(1), 3)))
+    inter.handle(peek("p", t(1), 3))
+    (resp,) = [r for r in inter.drain_responses() + drain(inter) if isinstance(r, PeekResponse)]
+    assert resp.result.sqlstate == "XX000"
+    assert reg.reader_holds(u(2)) == []
+
+
+def test_standing_hold_change_wakes_the_publisher_which_then_compacts():
+    reg = SharedArrangementRegistry()
+    coll = table(u(1), [(1, "a")], 0, 9)
+    maint = runtime(storage={u(1): coll}, registry=reg)
+    inter = runtime("interactive", storage={u(1): coll}, registry=reg)
+    woken = []
+    maint.set_waker(lambda: woken.append(1))
+    maint.handle(CreateDataflow(index_desc(u(1), u(2))))
+    drain(maint)
+    maint.handle(AllowCompaction(u(2), 5))
+    assert reg.since(u(2)) == 0          # pinned: interactive has not applied it
+    inter.handle(AllowCompaction(u(2), 5))
+    assert woken
+    drain(maint)
+    assert reg.since(u(2)) == 5

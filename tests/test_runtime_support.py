@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compute.dataflow import (DataflowDescription, IndexExport, IndexImport, SinkExport,
-                              SourceImport)
+from compute.dataflow import (BuildDesc, DataflowDescription, IndexExport, IndexImport,
+                              SinkExport, SourceImport)
+from compute.relation import Get
 from compute.ids import GlobalId
 from compute.persist import StorageCollection
 from compute.protocol import SubscribeBatch
@@ -193,15 +194,24 @@ def t(n):
     return GlobalId("t", n)
 
 
+def coll_of(id):
+    """The collection an index ``id`` is built on (a distinct id, as the planner makes)."""
+    return GlobalId(id.kind, 1000 + id.n)
+
+
 def index_desc(src, idx, as_of=0, until=None, key=(0,), arity=2, from_index=False, name=""):
-    """A dataflow reading source/index ``src`` and exporting index ``idx``."""
+    """A dataflow reading source/index ``src`` and exporting index ``idx`` on a build of it.
+    Valid for both the stand-in and the real ``compute.render.Dataflow``."""
     imports = dict(source_imports=(), index_imports=())
     if from_index:
-        imports["index_imports"] = (IndexImport(src, src, tuple(Column(k) for k in key), arity),)
+        imports["index_imports"] = (IndexImport(src, coll_of(src), tuple(Column(k) for k in key), arity),)
+        read = coll_of(src)
     else:
         imports["source_imports"] = (SourceImport(src, arity),)
-    return DataflowDescription(**imports, objects_to_build=(),
-                               index_exports=(IndexExport(idx, idx, tuple(Column(k) for k in key), arity),),
+        read = src
+    build = BuildDesc(coll_of(idx), Get(read, arity))
+    return DataflowDescription(**imports, objects_to_build=(build,),
+                               index_exports=(IndexExport(idx, coll_of(idx), tuple(Column(k) for k in key), arity),),
                                sink_exports=(), as_of=as_of, until=until, debug_name=name or str(idx))
 
 

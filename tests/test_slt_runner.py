@@ -4,16 +4,14 @@ The runner reaches a database only through ``slt.engines``; these tests use Pyth
 sqlite3 (engine name 'sqlite'), which must reproduce the SQLite corpus's answers, so the
 runner is tested without waiting for mzlite.
 """
-import os
 import re
-import sqlite3
 import xml.etree.ElementTree as ET
 
 import pytest
 
 import slt
 from slt.deviations import DeviationFileError, Deviations
-from slt.engines import EngineError, Result, SqliteEngine, split_statements
+from slt.engines import Result, SqliteEngine, split_statements
 from slt.runner import Config, run_file
 
 CORPUS = "/work/shared/sqlite-corpus"
@@ -351,6 +349,25 @@ def test_auto_index_selects(tmp_path):
     assert "indexed view" in res.failures[0].message
 
 
+def test_auto_index_selects_skips_transactions_and_as_of(tmp_path):
+    p = write(tmp_path, "ai2.slt",
+              "statement ok\nCREATE TABLE t(a INTEGER)\n\n"
+              "statement ok\nBEGIN\n\n"
+              "query I\nSELECT count(*) FROM t\n----\n0\n\n"
+              "statement ok\nCOMMIT\n\n"
+              "query I\nSELECT count(*) FROM t\n----\n0\n")
+    engines = []
+
+    def factory():
+        engines.append(_IndexingSqlite())
+        return engines[-1]
+
+    res = run_file(p, Config(engine_factory=factory, auto_index_selects=True))
+    assert (res.passed, res.failed) == (5, 0), res.failures
+    views = [s for s in engines[-1].log if s.startswith("CREATE VIEW")]
+    assert len(views) == 1 and "auto_view_1" in views[0]   # only the query after COMMIT
+
+
 # -- options: junit, -j, fail-fast, usage errors ------------------------------------------
 
 def test_junit_report(tmp_path, capsys):
@@ -410,3 +427,35 @@ def test_engine_that_cannot_start(tmp_path):
 
     res = run_file(p, Config(engine_factory=broken))
     assert res.failed == 1 and "could not start engine" in res.failures[0].message
+
+
+class _Hangs(SqliteEngine):
+    """Blocks on HANG until the test releases it (a stand-in for a hung engine)."""
+
+    release = None
+
+    def execute(self, sql, conn=None):
+        if "HANG" in sql:
+            self.release.wait()
+        return super().execute(sql, conn)
+
+
+def test_a_hung_statement_fails_and_stops_the_file(tmp_path):
+    import threading
+    _Hangs.release = threading.Event()
+    p = write(tmp_path, "hang.slt",
+              "statement ok\nSELECT 1\n\nstatement ok\nSELECT HANG\n\n"
+              "statement ok\nSELECT 2\n")
+    try:
+        res = run_file(p, Config(engine_factory=_Hangs, timeout=0.2))
+    finally:
+        _Hangs.release.set()
+    assert (res.passed, res.failed) == (1, 1)
+    assert "timed out" in res.failures[0].actual[0]
+    assert "line 4" in res.bailed
+
+
+def test_guarded_engine_passes_results_and_errors(tmp_path):
+    p = write(tmp_path, "g.slt", "query I\nSELECT 1\n----\n1\n\nstatement error\nSELECT * FROM nope\n")
+    res = run_file(p, Config(engine="sqlite", timeout=30))
+    assert (res.passed, res.failed) == (2, 0)

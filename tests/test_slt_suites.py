@@ -31,7 +31,7 @@ def _last_line(out: str) -> str:
 @pytest.mark.parametrize("flag", ["true", "false"])
 @pytest.mark.parametrize("suite", SUITES, ids=os.path.basename)
 def test_suite_through_mzlite(suite, flag, capsys):
-    code = main(["--system-parameter-default",
+    code = main(["--timeout", "10", "--system-parameter-default",
                  f"enable_compute_interactive_runtime={flag}", suite])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -42,7 +42,7 @@ def test_suite_through_mzlite(suite, flag, capsys):
                     reason="set MZLITE_SLT_PG=host:port to check the suites against PostgreSQL")
 @pytest.mark.parametrize("suite", SUITES, ids=os.path.basename)
 def test_suite_through_postgres_oracle(suite, capsys):
-    code = main(["--engine", "postgres", suite])
+    code = main(["--engine", "postgres", "--timeout", "20", suite])
     out = capsys.readouterr().out
     assert code == 0, out
 

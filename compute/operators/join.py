@@ -37,17 +37,17 @@ __all__ = ["JoinOp"]
 
 
 class _LocalArrangement:
-    __slots__ = ("input", "key_exprs", "key_fn", "data")
+    __slots__ = ("input", "key_exprs", "key_fn", "data", "key_col", "get")
 
     def __init__(self, input: int, key_exprs: tuple, key_fn):
         self.input = input
         self.key_exprs = key_exprs
         self.key_fn = key_fn
+        #: the column index when the key is one column (the hot loops inline it)
+        self.key_col = key_exprs[0].index if len(key_exprs) == 1 and isinstance(key_exprs[0], Column) else None
         #: key -> {row: count}, consolidated (no zero counts, no empty dicts)
         self.data: dict = {}
-
-    def get(self, key):
-        return self.data.get(key)
+        self.get = self.data.get
 
 
 class _ImportedArrangement:
@@ -95,6 +95,16 @@ class _ImportedArrangement:
         return m
 
 
+def _getter(idx):
+    idx = list(idx)
+    if not idx:
+        return lambda r: ()
+    if len(idx) == 1:
+        i = idx[0]
+        return lambda r: (r[i],)
+    return itemgetter(*idx)
+
+
 def _support(expr, offsets, arities) -> frozenset:
     cols = columns_referenced(expr)
     out = set()
@@ -106,11 +116,64 @@ def _support(expr, offsets, arities) -> frozenset:
     return frozenset(out)
 
 
+def _step(rows, key_fn, col, get, fin) -> list:
+    """One lookup step of a delta path (the hot loop: one variant per shape)."""
+    new: list = []
+    append = new.append
+    if col is not None:
+        if fin is None:
+            for prow, d in rows:
+                m = get((prow[col],))
+                if m:
+                    for r2, c in m.items():
+                        append((prow + r2, d * c))
+        else:
+            for prow, d in rows:
+                m = get((prow[col],))
+                if m:
+                    for r2, c in m.items():
+                        append((fin(prow + r2), d * c))
+    elif fin is None:
+        for prow, d in rows:
+            m = get(key_fn(prow))
+            if m:
+                for r2, c in m.items():
+                    append((prow + r2, d * c))
+    else:
+        for prow, d in rows:
+            m = get(key_fn(prow))
+            if m:
+                for r2, c in m.items():
+                    append((fin(prow + r2), d * c))
+    return new
+
+
+def _step_checked(rows, key_fn, get, fin, errs) -> list:
+    """``_step`` for a chunk in which some prefix key raised: per-row error handling."""
+    new: list = []
+    for prow, d in rows:
+        try:
+            k = key_fn(prow)
+        except EvalError as e:
+            errs.append(((e.sqlstate, e.message), d))
+            continue
+        m = get(k)
+        if m:
+            for r2, c in m.items():
+                row = prow + r2
+                new.append((fin(row) if fin is not None else row, d * c))
+    return new
+
+
 class JoinOp(Operator):
     def __init__(self, arities: Sequence[int], equivalences: Sequence[Sequence[ScalarExpr]], *,
-                 arranged: Optional[dict] = None, as_of: Optional[int] = None):
+                 arranged: Optional[dict] = None, as_of: Optional[int] = None,
+                 project: Optional[Sequence[int]] = None):
         """``arranged``: input index -> list of ``(key_exprs, handle)`` of imported indexes
-        on that input's collection (key expressions over the input's own columns)."""
+        on that input's collection (key expressions over the input's own columns).
+        ``project``: output columns to keep (a projection fused into the join, applied
+        while the output rows are built)."""
+        self.project = None if project is None else tuple(project)
         self.arities = tuple(arities)
         self.n_inputs = n = len(arities)
         self.as_of = as_of
@@ -247,7 +310,8 @@ class JoinOp(Operator):
         for (j, key_local, imp), sp in zip(plan["steps"], plan["step_prefix"]):
             arr = self._arrangement(j, key_local)
             prefix_exprs = tuple(permute(classes[ci][pk], pos) for ci, pk in sp)
-            steps.append((key_function(prefix_exprs), arr))
+            col = prefix_exprs[0].index if (len(prefix_exprs) == 1 and isinstance(prefix_exprs[0], Column)) else None
+            steps.append((key_function(prefix_exprs), col, arr))
         # residual: classes whose expressions are not all connected by enforced equalities
         residual = []
         for ci, cls in enumerate(classes):
@@ -264,9 +328,12 @@ class JoinOp(Operator):
                     parent[find(a)] = find(b)
             if len({find(k) for k in range(len(cls))}) > 1:
                 residual.append(key_function(tuple(permute(e, pos) for e in cls)))
-        inv = [pos[c] for c in range(sum(self.arities))]
-        reorder = None if inv == list(range(len(inv))) else itemgetter(*inv) if len(inv) > 1 else (lambda r: (r[inv[0]],))
-        return steps, residual, reorder
+        # the output row, read off the path-order row: canonical order, then (when there is
+        # no residual check to run on the canonical row first) the closure's projection
+        canonical = [pos[c] for c in range(sum(self.arities))]
+        out_idx = canonical if self.project is None else [canonical[c] for c in self.project]
+        final = None if out_idx == list(range(len(out_idx))) else _getter(out_idx)
+        return steps, residual, final
 
     # ------------------------------------------------------------ execution
     def ignores_hydration(self, port: int) -> bool:
@@ -300,53 +367,59 @@ class JoinOp(Operator):
         return out, (errs or EMPTY)
 
     def _delta(self, port: int, chunk: list, errs: list) -> list:
-        steps, residual, reorder = self.paths[port]
+        """``Δport`` joined with the other inputs' current state, in canonical column order
+        (then projected).  ``final`` (reorder + projection) is fused into the last lookup
+        step unless residual checks must see the path-order row first."""
+        steps, residual, final = self.paths[port]
         rows = chunk
-        for key_fn, arr in steps:
-            get = arr.get
-            new = []
-            append = new.append
+        last = len(steps) - 1
+        fused = final if not residual else None
+        for si, (key_fn, col, arr) in enumerate(steps):
+            fin = fused if si == last else None
             try:
-                for prow, d in rows:
-                    m = get(key_fn(prow))
-                    if m:
-                        for r2, c in m.items():
-                            append((prow + r2, d * c))
+                new = _step(rows, key_fn, col, arr.get, fin)
             except EvalError:
-                new = []
-                append = new.append
-                for prow, d in rows:
-                    try:
-                        k = key_fn(prow)
-                    except EvalError as e:
-                        errs.append(((e.sqlstate, e.message), d))
-                        continue
-                    m = get(k)
-                    if m:
-                        for r2, c in m.items():
-                            append((prow + r2, d * c))
+                new = _step_checked(rows, key_fn, arr.get, fin, errs)
             rows = new
             if not rows:
                 return []
-        for check in residual:
-            kept = []
-            for row, d in rows:
-                try:
-                    vals = check(row)
-                except EvalError as e:
-                    errs.append(((e.sqlstate, e.message), d))
-                    continue
-                v0 = vals[0]
-                if all(v == v0 and (v is None) == (v0 is None) for v in vals):
-                    kept.append((row, d))
-            rows = kept
-        if reorder is not None:
-            rows = [(reorder(r), d) for r, d in rows]
+        if residual or not steps:
+            for check in residual:
+                kept = []
+                for row, d in rows:
+                    try:
+                        vals = check(row)
+                    except EvalError as e:
+                        errs.append(((e.sqlstate, e.message), d))
+                        continue
+                    v0 = vals[0]
+                    if all(v == v0 and (v is None) == (v0 is None) for v in vals):
+                        kept.append((row, d))
+                rows = kept
+            if final is not None:
+                rows = [(final(r), d) for r, d in rows]
         return rows
 
     def _apply(self, port: int, chunk: list, errs: list, skip_reused: bool) -> None:
         for arr, key_fn in self._local_key_fns[port]:
             data = arr.data
+            col = arr.key_col
+            if col is not None:
+                get = data.get
+                for row, d in chunk:
+                    k = (row[col],)
+                    m = get(k)
+                    if m is None:
+                        data[k] = {row: d}
+                        continue
+                    n = m.get(row, 0) + d
+                    if n:
+                        m[row] = n
+                    else:
+                        del m[row]
+                        if not m:
+                            del data[k]
+                continue
             for row, d in chunk:
                 try:
                     k = key_fn(row)

@@ -19,6 +19,7 @@ Deliberately not here: compilation (``compute.compile``), scheduling future time
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from decimal import Decimal
 from typing import Optional
 
@@ -99,6 +100,17 @@ class MfpOp(Operator):
         self.temporal = split is not None
         #: future updates ``(row, time, diff)`` produced by the last push (temporal only)
         self.future: list = []
+        #: a pure projection: rows are re-tupled by ``itemgetter``, diffs kept as they are
+        self.project = None
+        if not mfp.expressions and not mfp.predicates:
+            idx = mfp.output_projection()
+            if len(idx) == 1:
+                i = idx[0]
+                self.project = lambda r: (r[i],)
+            elif idx:
+                self.project = itemgetter(*idx)
+            else:
+                self.project = lambda r: ()
         if split is None:
             self.fn = compile_mfp(mfp)
             self.uses_time = any(contains_mz_now(e) for e in mfp.expressions + mfp.predicates)
@@ -108,6 +120,9 @@ class MfpOp(Operator):
             self.uses_time = True
 
     def push(self, port: int, chunk: list, time: int):
+        g = self.project
+        if g is not None:
+            return [(g(r), d) for r, d in chunk], EMPTY
         fn = self.fn
         out: list = []
         errs: list = []

@@ -32,11 +32,12 @@ from compute.errors import EvalError
 from compute.functions import avg_finish, sum_finish, variance_finish
 from compute.operators import EMPTY, Operator
 from compute.relation import AggregateExpr
-from compute.scalar import Call, Column, ScalarExpr
+from compute.scalar import Call, Column, Literal, ScalarExpr
 
 __all__ = ["ReduceOp", "DistinctOp", "make_aggregate", "row_evaluator"]
 
 NEG_MULT = ("XX000", "Non-positive multiplicity in Reduce")
+_SIMPLE = (bool, int, str, type(None))
 
 
 def row_evaluator(exprs: Sequence[ScalarExpr]):
@@ -50,6 +51,11 @@ def row_evaluator(exprs: Sequence[ScalarExpr]):
             i = idx[0]
             return lambda row: (row[i],)
         return itemgetter(*idx)
+    if all(isinstance(e, Column) or (isinstance(e, Literal) and type(e.value) in _SIMPLE)
+           for e in exprs):
+        # columns and simple literals (count(*)'s TRUE): one generated tuple display
+        parts = [f"row[{e.index}]" if isinstance(e, Column) else repr(e.value) for e in exprs]
+        return eval(f"lambda row: ({', '.join(parts)},)")
     f = compile_scalar(Call("record", exprs, "record"))
     return f
 
@@ -70,6 +76,11 @@ def evaluate_rows(fn, chunk, errs: list):
         except EvalError as e:
             errs.append(((e.sqlstate, e.message), d))
     return vals, kept
+
+
+class _PairList(list):
+    def items(self):
+        return self
 
 
 # ------------------------------------------------------------------ aggregates
@@ -327,13 +338,25 @@ class ReduceOp(Operator):
     def push(self, port: int, chunk: list, time: int):
         errs: list = []
         vals, chunk = evaluate_rows(self.eval, chunk, errs)
+        # consolidate (key, aggregate inputs) first: many rows usually share them
+        acc: dict = {}
+        get = acc.get
+        try:
+            for kv, (_row, d) in zip(vals, chunk):
+                acc[kv] = get(kv, 0) + d
+        except TypeError:  # an unhashable aggregate input: no pre-consolidation
+            acc = _PairList(zip(vals, (d for _r, d in chunk)))
         nk = self.nkey
         groups = self.groups
         touched = self.touched
         aggs = self.aggs
         Gs = []
         ds = []
-        for kv, (_row, d) in zip(vals, chunk):
+        vals = []
+        for kv, d in acc.items():
+            if not d:
+                continue
+            vals.append(kv)
             key = kv[:nk] if nk else ()
             G = groups.get(key)
             if G is None:
@@ -355,7 +378,7 @@ class ReduceOp(Operator):
     def flush(self, time: int):
         touched = self.touched
         if self.global_default and not self._flushed_once:
-            pass
+            touched.add(())
         self._flushed_once = True
         if not touched:
             return EMPTY, EMPTY

@@ -1,0 +1,328 @@
+"""Binding: plan shapes for every statement kind, and user errors with SQLSTATEs and positions.
+
+Query *semantics* are checked against DuckDB in ``test_bind_semantics.py``; here we check
+what the coordinator relies on (plan fields) and what users see (errors).
+Sabotage runs (each made once, saw red, restored):
+- ``GroupScope.lookup_local`` returning the FROM column instead of raising lets a
+  non-grouped column through (``test_grouping_error`` red);
+- dropping ``figure_colname``'s FuncCall case names ``count(*)`` "?column?"
+  (``test_bind_semantics.py::test_column_names`` red);
+- binding INSERT VALUES without ``assignment_cast`` lets ``'abc'`` into an integer column
+  (``test_insert_errors`` red).
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from compute.ids import user
+from compute.relation import Constant, Get, Reduce, TopK
+from compute.scalar import CallMzNow, Column, Literal
+from planner import plan_statement
+from planner import plans as P
+from planner.catalog import Catalog, CatalogItem, ColumnDef
+from sql import errors
+from sql.parse import parse_statements
+
+
+@pytest.fixture
+def cat():
+    c = Catalog()
+    c.add(CatalogItem(user(1), "t", "table", (ColumnDef("a", "int4", False), ColumnDef("b", "text"),
+                                              ColumnDef("c", "int8", True, Literal(7, "int8")))))
+    c.add(CatalogItem(user(2), "u", "table", (ColumnDef("a", "int4"), ColumnDef("d", "int4"))))
+    c.add(CatalogItem(user(3), "v", "view", (ColumnDef("a", "int4"),), expr=Get(user(2), 2).__class__(user(2), 2),
+                      depends_on=frozenset({user(2)})))
+    c.add(CatalogItem(user(4), "m", "materialized_view", (ColumnDef("a", "int4"),), depends_on=frozenset({user(1)})))
+    c.add(CatalogItem(user(5), "m_idx", "index", on_id=user(4), key=(Column(0),), depends_on=frozenset({user(4)})))
+    return c
+
+
+def plan(cat, sql, params=()):
+    (s,) = parse_statements(sql)
+    return plan_statement(s, cat, params)
+
+
+def err(cat, sql, params=()):
+    with pytest.raises(errors.Error) as e:
+        plan(cat, sql, params)
+    return e.value
+
+
+def at(sql, e):
+    """The text at the error's position."""
+    assert e.position is not None, e.message
+    return sql[e.position - 1:]
+
+
+# ------------------------------------------------------------------ errors
+
+
+def test_undefined_table(cat):
+    sql = "select * from nope"
+    e = err(cat, sql)
+    assert (e.sqlstate, e.message) == ("42P01", 'relation "nope" does not exist')
+    assert at(sql, e).startswith("nope")
+
+
+def test_undefined_column(cat):
+    sql = "select a, zz from t"
+    e = err(cat, sql)
+    assert (e.sqlstate, e.message) == ("42703", 'column "zz" does not exist')
+    assert at(sql, e).startswith("zz")
+    sql = "select t.zz from t"
+    e = err(cat, sql)
+    assert (e.sqlstate, e.message) == ("42703", "column t.zz does not exist")
+    e = err(cat, "select x.a from t")
+    assert (e.sqlstate, e.message) == ("42P01", 'missing FROM-clause entry for table "x"')
+
+
+def test_ambiguous_column(cat):
+    sql = "select a from t, u"
+    e = err(cat, sql)
+    assert (e.sqlstate, e.message) == ("42702", 'column reference "a" is ambiguous')
+    assert at(sql, e).startswith("a from")
+
+
+def test_grouping_error(cat):
+    sql = "select a, b from t group by a"
+    e = err(cat, sql)
+    assert e.sqlstate == "42803"
+    assert e.message == 'column "t.b" must appear in the GROUP BY clause or be used in an aggregate function'
+    assert at(sql, e).startswith("b from")
+    e = err(cat, "select * from t group by a")
+    assert e.sqlstate == "42803"
+    e = err(cat, "select count(*) from t where count(*) > 1")
+    assert (e.sqlstate, e.message) == ("42803", "aggregate functions are not allowed in WHERE")
+    e = err(cat, "select sum(count(*)) from t")
+    assert e.sqlstate == "42803"
+
+
+def test_type_errors(cat):
+    sql = "select * from t where a"
+    e = err(cat, sql)
+    assert (e.sqlstate, e.message) == ("42804", "argument of WHERE must be type boolean, not type integer")
+    sql = "select a + b from t"
+    e = err(cat, sql)
+    assert e.sqlstate == "42883"
+    assert e.position is not None
+    e = err(cat, "select 'abc'::int")
+    assert e.sqlstate == "22P02"
+    e = err(cat, "select a from t union select b from t")
+    assert (e.sqlstate, e.message) == ("42804", "UNION types integer and text cannot be matched")
+
+
+def test_misc_errors(cat):
+    assert err(cat, "select a from t order by 3").sqlstate == "42P10"
+    assert err(cat, "select (select a, d from u) from t").sqlstate == "42601"
+    assert err(cat, "select * from (values (1), (1, 2)) x").sqlstate == "42601"
+    assert err(cat, "select $2", (1,)).sqlstate == "42P02"
+    assert err(cat, "select distinct a from t order by b").sqlstate == "42P10"
+    assert err(cat, "select * from m_idx").sqlstate == "42809"
+    assert err(cat, "select 1 limit -1").sqlstate == "2201W"
+
+
+# ------------------------------------------------------------------ SELECT plans
+
+
+def test_select_plan_basics(cat):
+    p = plan(cat, "select a, b from t where a > 1 order by c desc limit 5 offset 1")
+    assert isinstance(p, P.SelectPlan)
+    assert p.columns == (("a", "int4"), ("b", "text"))
+    assert p.finishing.limit == 5 and p.finishing.offset == 1
+    assert p.finishing.project == (0, 1)          # the hidden ORDER BY column goes away
+    assert p.finishing.order_by[0].column == 2 and p.finishing.order_by[0].desc
+    assert p.expr.arity() == 3
+    assert p.depends_on == frozenset({user(1)})
+
+
+def test_views_inline_and_mvs_get(cat):
+    p = plan(cat, "select * from v")
+    assert p.expr == Get(user(2), 2)
+    assert p.depends_on == frozenset({user(2), user(3)})
+    p = plan(cat, "select * from m")
+    assert p.expr == Get(user(4), 1)
+
+
+def test_global_aggregate(cat):
+    p = plan(cat, "select count(*) from t")
+    red = p.expr
+    while not isinstance(red, Reduce):
+        red = red.input
+    assert red.global_default and red.group_key == ()
+
+
+def test_as_of_and_mz_now(cat):
+    (s,) = parse_statements("select * from t as of at least 12")
+    p = plan_statement(s, cat)
+    assert p.as_of == Literal(12, "mz_timestamp") and p.as_of_at_least
+    p = plan(cat, "select * from t where mz_now() <= c")
+    assert "CallMzNow" in repr(p.expr)
+
+
+def test_params_bind_as_typed_literals(cat):
+    p = plan(cat, "select $1, $2, $3, $4, $5, $6, ?", ) if False else None
+    p = plan(cat, "select $1, $2, $3, $4, $5, $6", (1, 2**40, 1.5, Decimal("2.5"), "x", True))
+    assert [t for _, t in p.columns] == ["int4", "int8", "float8", "numeric", "text", "bool"]
+    p = plan(cat, "select * from t where a = ? and b = ?", (3, "q"))
+    assert "Literal(value=3, type='int4')" in repr(p.expr) and "Literal(value='q', type='text')" in repr(p.expr)
+    p = plan(cat, "select * from t where c = $1", (None,))
+    assert "Literal(value=None, type='int8')" in repr(p.expr)
+
+
+def test_limit_in_view_is_topk(cat):
+    p = plan(cat, "create view w as select a from t order by a limit 3")
+    assert isinstance(p.expr, TopK) and p.expr.limit == 3
+
+
+# ------------------------------------------------------------------ DDL
+
+
+def test_create_table(cat):
+    p = plan(cat, "create table x (k int primary key, s varchar(10) not null default 'd', f double precision)")
+    assert p == P.CreateTablePlan("x", (ColumnDef("k", "int4", False), ColumnDef("s", "text", False,
+                                  Literal("d", "text")), ColumnDef("f", "float8")), False, p.create_sql)
+    assert err(cat, "create table t (a int)").sqlstate == "42P07"
+    assert plan(cat, "create table if not exists t (a int)").if_not_exists
+    assert err(cat, "create table y (a int, a int)").sqlstate == "42701"
+    assert err(cat, "create table y (a nosuchtype)").sqlstate == "42704"
+
+
+def test_create_views(cat):
+    p = plan(cat, "create view w (x, y) as select a, d from u")
+    assert p.columns == (("x", "int4"), ("y", "int4")) and not p.materialized
+    assert p.create_sql == "create view w (x, y) as select a, d from u"
+    p = plan(cat, "create materialized view mm as select a from v")
+    assert p.materialized and p.depends_on == frozenset({user(2), user(3)})
+    assert err(cat, "create view v as select 1").sqlstate == "42P07"
+    p = plan(cat, "create or replace view v as select 2 as a")
+    assert p.replaces == user(3)
+    assert err(cat, "create view w as select a, a from t").sqlstate == "42701"
+
+
+def test_create_indexes(cat):
+    p = plan(cat, "create index on t (b, a + 1)")
+    assert p.name is None and p.on_id == user(1) and p.key[0] == Column(1)
+    assert p.key_sql == ("b", "a + 1") and not p.default
+    p = plan(cat, "create index ti in cluster default on t (a)")
+    assert p.name == "ti"
+    p = plan(cat, "create default index on m")
+    assert p.default and p.key == (Column(0),) and p.on_id == user(4)
+    assert err(cat, "create index on m_idx (a)").sqlstate == "42809"
+    assert err(cat, "create index on t (zz)").sqlstate == "42703"
+
+
+def test_drop(cat):
+    e = err(cat, "drop table u")
+    assert (e.sqlstate, e.message) == ("2BP01", "cannot drop table u: still depended upon by view v")
+    p = plan(cat, "drop table u cascade")
+    assert p.drop_ids == (user(3), user(2)) and p.cascade
+    p = plan(cat, "drop materialized view m")
+    assert p.drop_ids == (user(5), user(4))
+    p = plan(cat, "drop view if exists nope, v")
+    assert p.missing == ("nope",) and p.ids == (user(3),)
+    assert err(cat, "drop view nope").sqlstate == "42P01"
+    assert err(cat, "drop view t").sqlstate == "42809"
+    assert plan(cat, "drop index m_idx").drop_ids == (user(5),)
+
+
+# ------------------------------------------------------------------ DML
+
+
+def test_insert_assignment_casts_and_defaults(cat):
+    p = plan(cat, "insert into t values (1, 'x', 2)")
+    assert p.expr == Constant((((1, "x", 2), 1),), 3)
+    assert p.not_null == (0,)
+    p = plan(cat, "insert into t (a) values (1), (1)")
+    assert p.expr == Constant((((1, None, 7), 2),), 3)
+    p = plan(cat, "insert into t (b, a) values ('q', 5)")
+    assert p.expr.rows == (((5, "q", 7), 1),)
+    p = plan(cat, "insert into t values (1, default, default)")
+    assert p.expr.rows == (((1, None, 7), 1),)
+    p = plan(cat, "insert into t default values")
+    assert p.expr.rows == (((None, None, 7), 1),)
+    p = plan(cat, "insert into t (a, c) select a, d from u")
+    assert "cast_int4_to_int8" in repr(p.expr) and p.expr.arity() == 3
+    p = plan(cat, "insert into t values ($1, $2, $3)", (1, "s", 3))
+    assert p.expr.rows == (((1, "s", 3), 1),)
+
+
+def test_insert_errors(cat):
+    p = plan(cat, "insert into t values (1)")  # missing trailing columns take their defaults
+    assert p.expr.rows == (((1, None, 7), 1),)
+    e = err(cat, "insert into t values ('abc')")
+    assert e.sqlstate == "22P02"
+    e = err(cat, "insert into t (a) values (1, 2)")
+    assert (e.sqlstate, e.message) == ("42601", "INSERT has more expressions than target columns")
+    e = err(cat, "insert into t (zz) values (1)")
+    assert (e.sqlstate, e.message) == ("42703", 'column "zz" of relation "t" does not exist')
+    e = err(cat, "insert into t (a) values (true)")
+    assert (e.sqlstate, e.message) == ("42804", 'column "a" is of type integer but expression is of type boolean')
+    assert err(cat, "insert into v values (1)").sqlstate == "42809"
+
+
+def test_update_delete(cat):
+    p = plan(cat, "update t set c = c + 1, b = default where a = 3")
+    assert isinstance(p, P.UpdatePlan) and p.table_id == user(1)
+    assert [i for i, _ in p.assignments] == [2, 1]
+    assert p.assignments[1][1] == Literal(None, "text")
+    assert len(p.predicates) == 1 and p.selection is None
+    p = plan(cat, "delete from t where a in (select a from u)")
+    assert isinstance(p, P.DeletePlan) and p.predicates == () and p.selection.arity() == 3
+    p = plan(cat, "delete from t")
+    assert p.predicates == ()
+    assert err(cat, "update t set zz = 1").sqlstate == "42703"
+
+
+# ------------------------------------------------------------------ everything else
+
+
+def test_session_statements(cat):
+    assert plan(cat, "begin") == P.TransactionPlan("begin")
+    assert plan(cat, "start transaction") == P.TransactionPlan("begin")
+    assert plan(cat, "commit") == P.TransactionPlan("commit")
+    assert plan(cat, "rollback") == P.TransactionPlan("rollback")
+    assert plan(cat, "set transaction_isolation = 'serializable'") == \
+        P.SetVariablePlan("transaction_isolation", "serializable")
+    assert plan(cat, "set transaction isolation level serializable") == \
+        P.SetVariablePlan("transaction_isolation", "serializable")
+    assert plan(cat, "set x to default") == P.SetVariablePlan("x", None)
+    assert plan(cat, "reset x") == P.ResetVariablePlan("x")
+    assert plan(cat, "reset all") == P.ResetVariablePlan("all")
+    assert plan(cat, "show x") == P.ShowVariablePlan("x")
+    assert plan(cat, "show all") == P.ShowVariablePlan("all")
+    assert plan(cat, "alter system set enable_x = true") == P.AlterSystemSetPlan("enable_x", "true")
+    assert plan(cat, "alter system set n to 5") == P.AlterSystemSetPlan("n", "5")
+    assert plan(cat, "alter system reset n") == P.AlterSystemSetPlan("n", None)
+
+
+def test_show_plans(cat):
+    assert plan(cat, "show tables") == P.ShowObjectsPlan("tables")
+    assert plan(cat, "show indexes on m") == P.ShowObjectsPlan("indexes", user(4))
+    assert plan(cat, "show columns from t") == P.ShowObjectsPlan("columns", user(1))
+    assert plan(cat, "show create view v") == P.ShowCreatePlan("view", user(3), "v")
+    assert err(cat, "show create view t").sqlstate == "42809"
+    assert err(cat, "show columns from nope").sqlstate == "42P01"
+
+
+def test_explain_subscribe_cursors(cat):
+    p = plan(cat, "explain physical plan for select * from t")
+    assert p.stage == "physical" and isinstance(p.plan, P.SelectPlan)
+    p = plan(cat, "explain create index on t (a)")
+    assert isinstance(p.plan, P.CreateIndexPlan)
+    p = plan(cat, "subscribe t with (snapshot = false) as of 3 up to 9")
+    assert isinstance(p, P.SubscribePlan) and p.relation_id == user(1) and not p.with_snapshot
+    assert p.as_of == Literal(3, "mz_timestamp") and p.up_to == Literal(9, "mz_timestamp")
+    p = plan(cat, "subscribe (select a from t where a > 1)")
+    assert p.columns == (("a", "int4"),) and p.relation_id is None
+    p = plan(cat, "declare c cursor for subscribe v")
+    assert isinstance(p, P.DeclarePlan) and p.name == "c" and isinstance(p.plan, P.SubscribePlan)
+    assert plan(cat, "fetch 5 c with (timeout = '500ms')") == P.FetchPlan("c", 5, 0.5)
+    assert plan(cat, "fetch all c") == P.FetchPlan("c", None, None)
+    assert plan(cat, "close c") == P.ClosePlan("c")
+
+
+def test_unsupported_statement_is_a_sql_error(cat):
+    e = err(cat, "create schema s")
+    assert e.sqlstate == "0A000"
