@@ -696,3 +696,12 @@ def variance_finish(count: int, total, total_sq, func: str, output_type: str):
     if stddev:
         var = _C.sqrt(var).quantize(Decimal(1).scaleb(-rscale), context=_C)
     return var
+
+
+# ---------------------------------------------------------------- errors raised by plans
+def _raise_cardinality():
+    raise EvalError("21000", "more than one row returned by a subquery used as an expression")
+
+
+# The binder guards a scalar subquery with ``If(count > 1, raise_cardinality(), value)``.
+_reg("raise_cardinality", _raise_cardinality, strict=False)

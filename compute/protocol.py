@@ -190,5 +190,10 @@ class Status:
 ComputeResponse = Union[Frontiers, PeekResponse, SubscribeResponse, Status]
 
 
+_UUID_PREFIX = _uuid.uuid4().hex[:12]
+_uuid_counter = __import__("itertools").count(1)
+
+
 def new_uuid() -> str:
-    return _uuid.uuid4().hex
+    """A process-unique peek id (a random prefix and a counter: uuid4 costs a syscall)."""
+    return f"{_UUID_PREFIX}-{next(_uuid_counter)}"
