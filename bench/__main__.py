@@ -26,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help="smaller data: 100,000 orders (freshness), 50,000-row join (isolation), shorter runs")
     p.add_argument("--json", metavar="FILE", help="write the raw figures (every sample) to FILE")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="freshness: also print mzlite's medians against an earlier --json FILE (old / new)")
     p.add_argument("--engines", help="comma-separated subset of mzlite,duckdb,sqlite (freshness)")
     p.add_argument("--orders", type=int, help="number of orders (overrides --quick's and the default size)")
     p.add_argument("--reps-scale", type=float, default=1.0, help="multiply every repetition count")
@@ -44,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "than this many seconds (default 30; 20 with --quick)")
     p.add_argument("--peer-executemany", action="store_true",
                    help="DuckDB applies batches with executemany instead of one set-oriented statement")
+    p.add_argument("--duckdb-threads", type=int, help="SET threads = N in DuckDB (default: DuckDB's own)")
     p.add_argument("--profile", action="store_true",
                    help="run the mzlite side under cProfile; print the top functions per phase")
     p.add_argument("--profile-top", type=int, default=25, help="functions per profile (default 25)")

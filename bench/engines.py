@@ -45,26 +45,31 @@ def repo_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def mzlite_status() -> Tuple[bool, str]:
-    """Whether ``mzlite.connect().execute('select 1')`` works here, and why not."""
-    root = repo_root()
-    if root not in sys.path:
-        sys.path.insert(0, root)
+_PROBE = """
+import mzlite
+con = mzlite.connect()
+rows = con.execute('select 1').fetchall()
+con.close()
+assert [tuple(r) for r in rows] == [(1,)], rows
+print('ok')
+"""
+
+
+def mzlite_status(timeout: float = 60.0) -> Tuple[bool, str]:
+    """Whether ``mzlite.connect().execute('select 1')`` works here, and why not.
+
+    Probed in a subprocess with a timeout: the engine is under construction, and a probe that
+    deadlocks must not hang (or leave runtime threads in) the harness's own process."""
+    import subprocess
     try:
-        import mzlite
-        con = mzlite.connect()
-        try:
-            rows = con.execute("select 1").fetchall()
-        finally:
-            try:
-                con.close()
-            except Exception:
-                pass
-        if [tuple(r) for r in rows] != [(1,)]:
-            return False, f"select 1 returned {rows!r}"
+        proc = subprocess.run([sys.executable, "-c", _PROBE], cwd=repo_root(), capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, f"mzlite.connect().execute('select 1') did not finish in {timeout:.0f} s"
+    if proc.returncode == 0 and proc.stdout.strip().endswith("ok"):
         return True, "ok"
-    except Exception as e:  # the engine is under construction: say why and skip it
-        return False, f"{type(e).__name__}: {e}".splitlines()[0][:200]
+    lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+    return False, (lines[-1] if lines else f"probe exited with {proc.returncode}")[:200]
 
 
 class Engine:

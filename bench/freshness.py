@@ -110,6 +110,7 @@ def run_engine(name: str, spec: Dict[str, Any], emit: Callable[[Dict[str, Any]],
         profiler.install()
 
     gc.callbacks.append(_gc_hook)
+    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     rss_base = R.current_rss_kb()
     engine = make_engine(name, spec.get("options"))
     now = time.perf_counter
@@ -263,6 +264,10 @@ def run_engine(name: str, spec: Dict[str, Any], emit: Callable[[Dict[str, Any]],
                 profiler.stop()
             profiler.uninstall()
             emit({"event": "profile", "engine": name, "text": profiler.text()})
+        if load_before is not None:
+            engine.notes.append(f"{name}: 1-min load average {load_before:.2f} at start, "
+                                f"{os.getloadavg()[0]:.2f} at end ({os.cpu_count()} CPUs; other processes "
+                                "on the machine skew figures)")
         emit({"event": "notes", "engine": name, "notes": engine.notes})
         if spec.get("measure_memory", True):
             emit({"event": "memory", "engine": name, "baseline_kb": rss_base, "peak_kb": R.peak_rss_kb()})
@@ -291,7 +296,7 @@ def run_in_subprocess(engine: str, spec: Dict[str, Any], timeout: float,
            "--spec", json.dumps(spec), "--out", path]
     events: List[Dict[str, Any]] = []
     try:
-        proc = subprocess.Popen(cmd, cwd=repo_root())
+        proc = subprocess.Popen(cmd, cwd=repo_root(), stdout=sys.stderr)   # stdout is the table's alone
         try:
             rc = proc.wait(timeout=timeout)
             if rc != 0:
@@ -509,6 +514,8 @@ def run(args) -> Dict[str, Any]:
     opts["mz_index_orders"] = not args.mz_no_orders_index
     spec["batch_budget_s"] = args.batch_budget or (20.0 if args.quick else 30.0) * (4 if args.profile else 1)
     opts["peer_executemany"] = args.peer_executemany
+    if args.duckdb_threads:
+        opts["duckdb_threads"] = args.duckdb_threads
     if args.profile:
         spec["profile"] = {"top": args.profile_top, "dir": args.profile_dir, "self_top": args.profile_self,
                            "phases": args.profile_phases.split(",") if args.profile_phases else None}
@@ -538,6 +545,29 @@ def run(args) -> Dict[str, Any]:
     if args.profile and "mzlite" in summary and summary["mzlite"]["profile"]:
         print("\nNOTE: mzlite ran under cProfile; its timings above are inflated by the profiler.")
         print(summary["mzlite"]["profile"])
+    if getattr(args, "baseline", None):
+        print(baseline_text(summary, args.baseline, n))
     result = {"workload": "freshness", "spec": spec, "skipped": skipped, "engines": summary,
               "problems": cross_check(summary)}
     return result
+
+
+def baseline_text(summary: Dict[str, Any], path: str, n_orders: int) -> str:
+    """mzlite's medians against an earlier ``--json`` file of the same workload (old / new)."""
+    try:
+        with open(path) as f:
+            old = json.load(f)
+        old_mz = old["engines"]["mzlite"]["phases"]
+    except (OSError, KeyError, ValueError) as e:
+        return f"baseline {path}: unusable ({type(e).__name__}: {e})"
+    new_mz = summary.get("mzlite", {}).get("phases", {})
+    rows = []
+    for p in PHASE_ORDER:
+        o, n = old_mz.get(p, {}).get("median"), new_mz.get(p, {}).get("median")
+        if o is None and n is None:
+            continue
+        rows.append([PHASE_LABEL.get(p, p), R.fmt_s(o), R.fmt_s(n), R.fmt_ratio(R.ratio(o, n))])
+    head = (f"mzlite against baseline {path} ({old['spec']['n_orders']:,} orders then, "
+            f"{n_orders:,} now; "
+            f"speedup = old / new, >1 means faster now)")
+    return head + "\n" + R.table(["phase", "baseline", "now", "speedup"], rows)

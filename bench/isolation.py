@@ -219,7 +219,7 @@ def _run_subprocess(spec, timeout, log) -> List[Dict[str, Any]]:
     events: List[Dict[str, Any]] = []
     try:
         proc = subprocess.Popen([sys.executable, "-m", "bench", "_child", "isolation", "--spec", json.dumps(spec),
-                                 "--out", path], cwd=repo_root())
+                                 "--out", path], cwd=repo_root(), stdout=sys.stderr)
         try:
             rc = proc.wait(timeout=timeout)
             if rc != 0:

@@ -17,7 +17,6 @@ SQL typing (``sql.functions``); ``compute`` never imports ``sql``.
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from typing import Any, Callable, Sequence
 
 from compute.errors import EvalError
@@ -90,6 +89,11 @@ class _Gen:
 
     def emit_call(self, func: str, impl, args) -> str:
         names = [self.emit(a) for a in args]
+        if func == "record":  # a tuple display, no call
+            t = self.fresh()
+            self.line(f"{t} = ({''.join(n + ', ' for n in names)})")
+            self.nonnull.add(t)
+            return t
         if impl.strict:
             if "None" in names:
                 return "None"

@@ -27,6 +27,8 @@ from typing import Any, Callable
 
 from compute.errors import EvalError
 from compute import functions_text as _text
+from compute.functions_numeric import (NUMERIC_CONTEXT, NUMERIC_ENTRIES, dscale, numeric_div,  # noqa: F401
+                                       round_numeric, select_div_scale, sqrt_at)
 from compute.functions_text import (INT_RANGES, bool_out, float8_out, numeric_out, parse_bool,
                                     parse_float8, parse_int, parse_numeric, to_text)
 
@@ -55,8 +57,6 @@ def _reg(name, fn, strict=True, inline=None, env=None, lazy=False):
     FUNCTIONS[name] = FuncImpl(fn, strict, inline, env or {}, lazy)
 
 
-NUMERIC_CONTEXT = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP, Emax=999999, Emin=-999999,
-                                  traps=[decimal.DivisionByZero, decimal.Overflow])
 _C = NUMERIC_CONTEXT
 _INF = math.inf
 _D0 = Decimal(0)
@@ -247,185 +247,8 @@ _reg("pi", lambda: math.pi)
 
 # --------------------------------------------------------------------- numeric arithmetic
 
-def dscale(d: Decimal) -> int:
-    """PostgreSQL's display scale of a numeric value."""
-    e = d.as_tuple().exponent
-    return -e if isinstance(e, int) and e < 0 else 0
-
-
-def _weight_first(d: Decimal) -> tuple[int, int]:
-    """(weight, first base-10000 digit) of ``d`` as PostgreSQL's NumericVar stores it."""
-    if not d:
-        return 0, 0
-    a = abs(d)
-    w = a.adjusted() // 4
-    return w, int(a.scaleb(-4 * w, _C))
-
-
-def _select_div_scale(a: Decimal, b: Decimal) -> int:
-    w1, f1 = _weight_first(a)
-    w2, f2 = _weight_first(b)
-    qweight = w1 - w2
-    if f1 <= f2:
-        qweight -= 1
-    rscale = 16 - qweight * 4
-    return min(max(rscale, dscale(a), dscale(b), 0), 1000)
-
-
-def _n_result(d: Decimal) -> Decimal:
-    if d.is_nan():
-        return d
-    return d
-
-
-def _n_guard(fn):
-    def g(*args):
-        for a in args:
-            if type(a) is Decimal and a.is_nan():
-                return a
-        try:
-            return fn(*args)
-        except decimal.Overflow:
-            raise EvalError("22003", "value overflows numeric format") from None
-        except decimal.DivisionByZero:
-            raise _div0() from None
-    return g
-
-
-def numeric_div(a: Decimal, b: Decimal) -> Decimal:
-    """``a / b`` with PostgreSQL's result scale (select_div_scale) and rounding."""
-    if not b:
-        if b.is_nan():
-            return b
-        raise _div0()
-    if not (a.is_finite() and b.is_finite()):
-        return _C.divide(a, b) if not (a.is_infinite() and b.is_infinite()) else Decimal("NaN")
-    rscale = _select_div_scale(a, b)
-    prec = max(a.adjusted() - b.adjusted(), 0) + rscale + 5
-    q = decimal.Context(prec=max(prec, 10), rounding=decimal.ROUND_DOWN).divide(a, b)
-    return q.quantize(Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=_C)
-
-
-def _n_mod(a, b):
-    if not b and not b.is_nan():
-        raise _div0()
-    return _C.remainder(a, b)
-
-
-def _n_div_trunc(a, b):
-    if not b:
-        raise _div0()
-    return _C.divide_int(a, b)
-
-
-def round_numeric(a: Decimal, s: int = 0) -> Decimal:
-    if not a.is_finite():
-        return a
-    s = max(min(s, 2000), -131072)
-    ctx = decimal.Context(prec=max(a.adjusted(), 0) + max(s, 0) + 5, Emax=999999, Emin=-999999)
-    q = a.quantize(Decimal(1).scaleb(-s), rounding=decimal.ROUND_HALF_UP, context=ctx)
-    if s < 0:
-        q = q.quantize(_D1, context=_C)
-    return q
-
-
-def _n_to_int_places(a, rounding):
-    if not a.is_finite():
-        return a
-    return a.quantize(_D1, rounding=rounding, context=_C)
-
-
-def _n_sqrt(a):
-    if a < 0:
-        raise EvalError("2201F", "cannot take square root of a negative number")
-    if not a.is_finite():
-        return a
-    w, _ = _weight_first(a)
-    sweight = (w + 1) * 4 // 2 - 1
-    rscale = min(max(16 - sweight, dscale(a), 0), 1000)
-    return _C.sqrt(a).quantize(Decimal(1).scaleb(-rscale), context=_C)
-
-
-def _n_power(a, b):
-    if not a and b < 0:
-        raise EvalError("2201F", "zero raised to a negative power is undefined")
-    if a < 0 and b != b.to_integral_value():
-        raise EvalError("2201F", "a negative number raised to a non-integer power yields a complex result")
-    if not a:
-        return Decimal(1) if not b else Decimal(0)
-    est = float(b) * math.log10(abs(float(a))) if a.is_finite() and b.is_finite() else 0.0
-    if est > 1e6:
-        raise EvalError("22003", "value overflows numeric format")
-    if b == b.to_integral_value() and abs(b) < 2 ** 31:
-        rscale = min(max(16, dscale(a)), 1000)  # PostgreSQL <= 15's power_var for integer exponents
-    else:
-        rscale = min(max(16 - int(math.floor(est)), dscale(a), dscale(b), 0), 1000)
-    ctx = decimal.Context(prec=int(max(est, 0)) + rscale + 20, Emax=999999, Emin=-999999,
-                          traps=[decimal.Overflow])
-    r = ctx.power(a, b)
-    return r.quantize(Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=ctx)
-
-
-def _n_exp(a):
-    if not a.is_finite():
-        return a if a.is_nan() or a > 0 else Decimal(0)
-    val = float(a) * 0.434294481903252
-    if val > 131072:
-        raise EvalError("22003", "value overflows numeric format")
-    rscale = min(max(16 - int(val), dscale(a), 0), 1000)
-    ctx = decimal.Context(prec=max(int(val), 0) + rscale + 10, Emax=999999, Emin=-999999)
-    return ctx.exp(a).quantize(Decimal(1).scaleb(-rscale), context=ctx)
-
-
-def _n_log10(a):
-    if not a:
-        raise EvalError("2201E", "cannot take logarithm of zero")
-    if a < 0:
-        raise EvalError("2201E", "cannot take logarithm of a negative number")
-    if not a.is_finite():
-        return a
-    ctx = decimal.Context(prec=60)
-    ln_x = ctx.ln(a)
-    dweight = int(math.floor(math.log10(abs(float(ln_x))))) if ln_x else 0
-    rscale = min(max(16 - dweight, dscale(a), 0), 1000)
-    return ctx.log10(a).quantize(Decimal(1).scaleb(-rscale), context=_C)
-
-
-def _n_ln(a):
-    if not a:
-        raise EvalError("2201E", "cannot take logarithm of zero")
-    if a < 0:
-        raise EvalError("2201E", "cannot take logarithm of a negative number")
-    r = decimal.Context(prec=60).ln(a)
-    return r.quantize(Decimal(1).scaleb(-max(16 - int(math.floor(math.log10(max(abs(float(r)), 1e-300)))), dscale(a))),
-                      context=_C)
-
-
-def _n_sign(a):
-    if a.is_nan():
-        return a
-    return Decimal((a > 0) - (a < 0))
-
-
-_reg("add_numeric", _n_guard(_C.add))
-_reg("sub_numeric", _n_guard(_C.subtract))
-_reg("mul_numeric", _n_guard(_C.multiply))
-_reg("div_numeric", _n_guard(numeric_div))
-_reg("mod_numeric", _n_guard(_n_mod))
-_reg("neg_numeric", _C.minus)
-_reg("abs_numeric", _C.abs)
-_reg("sign_numeric", _n_sign)
-_reg("round_numeric", _n_guard(round_numeric))
-_reg("round_numeric_int4", _n_guard(round_numeric))
-_reg("ceil_numeric", lambda a: _n_to_int_places(a, decimal.ROUND_CEILING))
-_reg("floor_numeric", lambda a: _n_to_int_places(a, decimal.ROUND_FLOOR))
-_reg("trunc_numeric", lambda a: _n_to_int_places(a, decimal.ROUND_DOWN))
-_reg("sqrt_numeric", _n_guard(_n_sqrt))
-_reg("power_numeric", _n_guard(_n_power))
-_reg("ln_numeric", _n_guard(_n_ln))
-_reg("exp_numeric", _n_guard(_n_exp))
-_reg("log10_numeric", _n_guard(_n_log10))
-_reg("div_trunc_numeric", _n_guard(_n_div_trunc))
+for _name, _fn in NUMERIC_ENTRIES:
+    _reg(_name, _fn)
 
 
 # ----------------------------------------------------------------------------- comparisons
@@ -691,10 +514,9 @@ def variance_finish(count: int, total, total_sq, func: str, output_type: str):
     if num <= 0:
         return Decimal(0)
     den = n * (n - 1 if sample else n)
-    rscale = _select_div_scale(num, den)
-    var = _C.divide(num, den).quantize(Decimal(1).scaleb(-rscale), context=_C)
+    var = numeric_div(num, den)
     if stddev:
-        var = _C.sqrt(var).quantize(Decimal(1).scaleb(-rscale), context=_C)
+        var = sqrt_at(var, select_div_scale(num, den))
     return var
 
 

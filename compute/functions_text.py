@@ -213,7 +213,16 @@ def strpos(s, sub):
     return s.find(sub) + 1
 
 
+MAX_TEXT_LENGTH = 1073741823  # PostgreSQL's MaxAllocSize - 1: longer results raise 54000
+
+
+def _too_long() -> EvalError:
+    return EvalError("54000", "requested length too large")
+
+
 def lpad(s, n, fill=" "):
+    if n > MAX_TEXT_LENGTH:
+        raise _too_long()
     if n <= 0:
         return ""
     if len(s) >= n or not fill:
@@ -223,6 +232,8 @@ def lpad(s, n, fill=" "):
 
 
 def rpad(s, n, fill=" "):
+    if n > MAX_TEXT_LENGTH:
+        raise _too_long()
     if n <= 0:
         return ""
     if len(s) >= n or not fill:
@@ -242,7 +253,11 @@ def right(s, n):
 
 
 def repeat(s, n):
-    return s * n if n > 0 else ""
+    if n <= 0:
+        return ""
+    if len(s) * n > MAX_TEXT_LENGTH:
+        raise _too_long()
+    return s * n
 
 
 def split_part(s, delim, n):

@@ -5,6 +5,12 @@ Semantics: starting from a row of ``input_arity`` columns, append ``expressions`
 (each may read the input and earlier expressions), keep the row only when every
 predicate is true, then output the columns listed in ``projection``.
 Invariant: every column reference is ``< input_arity + len(expressions)``.
+Evaluation order (added by the planner engineer; ``compute.compile`` implements it and
+fast-path peek planning relies on it): each predicate runs as soon as the columns it
+reads are available (in order of the highest column it reads), and an expression is
+computed only when a predicate or the projection needs it.  So the predicates of a
+Filter that sat below a Map in a plan guard that Map's expressions: a dropped row never
+raises an expression's error.
 Deliberately not here: compilation (``compute.compile.compile_mfp``).
 """
 from __future__ import annotations

@@ -103,15 +103,22 @@ def compile_peek_mfp(mfp: MapFilterProject) -> Callable[[tuple, int], Optional[t
     return lambda row, ts: f(row)
 
 
+def _val(v):
+    """A value's sort key: NaN sorts above every other float, as in PostgreSQL."""
+    if v.__class__ is float and v != v:
+        return (1,)
+    return (0, v)
+
+
 def _null_key(nulls_high: bool):
     if nulls_high:
-        return lambda v: (1,) if v is None else (0, v)
-    return lambda v: (0,) if v is None else (1, v)
+        return lambda v: (1,) if v is None else (0, _val(v))
+    return lambda v: (0,) if v is None else (1, _val(v))
 
 
 def _row_key(row: tuple) -> tuple:
     """A total order on rows with NULLs (ties broken deterministically by the whole row)."""
-    return tuple((0,) if v is None else (1, v) for v in row)
+    return tuple((0,) if v is None else (1, _val(v)) for v in row)
 
 
 def sort_rows(rows: list, order_by) -> list:

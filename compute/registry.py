@@ -445,9 +445,7 @@ class SharedArrangementRegistry:
                 raise PublisherFailed(f"index {id} failed: {slot.failed}")
             if not slot.adopted:
                 return None
-            oks, errs = FrozenArrangement.of(slot.oks), FrozenArrangement.of(slot.errs)
-            # the published since may lead the spine's by nothing; take the larger for checks
-            return oks, errs
+            return FrozenArrangement.of(slot.oks), FrozenArrangement.of(slot.errs)
 
     # ------------------------------------------------------------ introspection
     def since(self, id: GlobalId) -> Frontier:

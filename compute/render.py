@@ -26,8 +26,9 @@ Invariants protected here:
   downstream (each export has an errs spine keyed by ``()``); they never stop the
   dataflow.
 
-Imports needing a read hold: a join that reuses an imported arrangement reads it in
-place at the time being processed, so an import's since must not pass ``frontier()``.
+Imports needing a read hold: an index import's since must stay at or below
+``read_frontier()`` (the last processed time); reading past it is refused loudly
+(``ComputeProtocolError``) rather than double-counting updates that compaction moved.
 
 Deliberately not here: which runtime hosts the dataflow, publishing exports to the
 registry, frontier reports (``compute.runtime``), and operator semantics
@@ -171,6 +172,13 @@ class _IndexInput:
         return rows, list(self.errs.snapshot(as_of).items())
 
     def read(self, lower: int, upper: Frontier):
+        since = self.since
+        if since is None or since >= lower:
+            # merging advanced times below since to since: updates already read could come
+            # back at since and be counted twice.  The importer must hold since <= lower - 1.
+            raise ComputeProtocolError(
+                f"imported index compacted to {since}, past the importing dataflow's read "
+                f"frontier {lower - 1}")
         by_time: dict = {}
         for row, t, d in self.oks.updates_between(lower, upper):
             by_time.setdefault(t, ([], []))[0].append((row, d))
@@ -388,11 +396,15 @@ class Dataflow:
         return self._frontier
 
     def read_frontier(self) -> Frontier:
-        """The earliest time at which the dataflow may still read its imports (their since
-        must not pass it): ``as_of`` until hydrated, then the frontier."""
+        """The hold this dataflow needs on its index imports: their since must stay at or
+        below it.  ``as_of`` until hydrated, then the last processed time (the frontier
+        minus one): the next read asks for updates from the frontier on, and a since at the
+        frontier would have advanced already-read updates into that range."""
         if not self._hydrated:
             return self.as_of
-        return self._frontier
+        if self._frontier is None:
+            return None
+        return max(self.as_of, self._frontier - 1)
 
     def input_frontier(self) -> Frontier:
         """The meet of the inputs' uppers (constants are sealed)."""
@@ -436,7 +448,10 @@ class Dataflow:
                 idx = heapq.heappop(self._dirty)
                 self._dirty_set.discard(idx)
                 node = self._nodes[idx]
-                oks, errs = node.op.flush(t)
+                oks, errs = node.op.flush(t, max(fuel, CHUNK))
+                if node.op.flush_pending():
+                    self._dirty_set.add(idx)
+                    heapq.heappush(self._dirty, idx)
                 self._emit(node, oks, errs, t)
                 fuel -= len(oks) + len(errs) + 1
             else:
@@ -468,6 +483,8 @@ class Dataflow:
         lower = self._read_lower
         if lower is not None and (f_eff is None or lower < f_eff):
             for node in self._inputs:
+                if not node.consumers:
+                    continue  # e.g. a second index on a collection, read only in place
                 for t, oks, errs in node.input.read(lower, f_eff):
                     self._pending.setdefault(t, []).append((node, oks, errs))
             self._read_lower = f_eff
@@ -498,7 +515,9 @@ class Dataflow:
         self._read_lower = try_step_forward(as_of)
         got = []
         for node in self._inputs:
-            skip_oks = bool(node.consumers) and all(
+            if not node.consumers:
+                continue
+            skip_oks = all(
                 isinstance(c, _Node) and isinstance(c.op, JoinOp) and c.op.ignores_hydration(p)
                 for c, p in node.consumers)
             oks, errs = node.input.hydrate(as_of, oks=not skip_oks)

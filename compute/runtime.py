@@ -51,13 +51,17 @@ class _Hosted:
         self.df: Any = None
         #: interactive: reader holds at ``as_of`` on unsealed index imports (released at build)
         self.holds: dict[GlobalId, ReadHold] = {}
-        #: export ids not yet dropped; the dataflow is dropped when this becomes empty
+        #: export ids not yet dropped; once empty the dataflow is dropped, unless another
+        #: dataflow still imports one of its arrangements (then it runs on, unreported)
         self.live: set[GlobalId] = set(desc.export_ids())
         #: a failure message once a step raised; a failed dataflow is never stepped again
         self.failed: Optional[str] = None
         self.scheduled = False
         #: storage listeners to remove at drop: (collection, fn)
         self.listeners: list = []
+        #: the storage collections it reads (sources) and writes (materialized views)
+        self.sources: dict = {}
+        self.sinks: dict = {}
 
     @property
     def name(self) -> str:
@@ -302,7 +306,25 @@ class Runtime:
             self._report(id, None)
         self._reported.pop(id, None)
         if not h.live:
-            self._drop_dataflow(h)
+            self._collect_dropped()
+
+    def _imported_by_live(self, h: _Hosted) -> bool:
+        """Another hosted dataflow still reads one of ``h``'s arrangements in place."""
+        mine = {e.id for e in h.desc.index_exports}
+        return any(g is not h and any(i.id in mine for i in g.desc.index_imports)
+                   for g in self._dataflows)
+
+    def _collect_dropped(self) -> None:
+        """Drop every dataflow whose exports are all dropped and whose arrangements no other
+        dataflow imports.  One still imported keeps running (no reports, no publication) so
+        its importer stays current; it goes once its last importer goes."""
+        changed = True
+        while changed:
+            changed = False
+            for h in list(self._dataflows):
+                if not h.live and not self._imported_by_live(h):
+                    self._drop_dataflow(h)
+                    changed = True
 
     def _drop_dataflow(self, h: _Hosted) -> None:
         for hold in h.holds.values():
@@ -443,7 +465,3 @@ class Runtime:
             raise ComputeProtocolError(f"{self.role}: frontier of {id} would regress {last} -> {upper}")
         self._reported[id] = upper
         self._responses.append(Frontiers(id, upper, upper, upper))
-
-    def idle(self) -> bool:
-        """No pending peek and no dataflow with work it could do without new input."""
-        return not self._peeks and all(h.df is not None or h.failed for h in self._dataflows)

@@ -1,13 +1,18 @@
 """mzlite: an embedded incremental database with Materialize's SQL.
 
-The public API (PEP 249 shaped)::
+The public API (PEP 249, with what sqlite3, DuckDB and psycopg users expect; see
+``docs/API.md``)::
 
     import mzlite
-    con = mzlite.connect()                 # in memory
+    con = mzlite.connect()                 # a private in-memory database
     con.execute("CREATE TABLE t (a int)")
     con.execute("INSERT INTO t VALUES (?)", (1,))
     con.execute("SELECT a FROM t").fetchall()
 
+Owns the module-level PEP 249 surface: ``connect``, ``apilevel``, ``threadsafety``,
+``paramstyle``, the exception hierarchy (defined in ``sql.errors``), the type objects and
+constructors (``mzlite.types``).  Invariant: ``import mzlite`` stays cheap (the engine is
+imported on first ``connect``).  Deliberately not here: anything that executes.
 Only this package is public API; ``sql``, ``planner``, ``compute``, ``repl`` and
 ``slt`` are internals.
 """
@@ -18,28 +23,42 @@ from typing import Any, Callable, Mapping, Optional
 from sql.errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
                         NotSupportedError, OperationalError, ProgrammingError, QueryCanceled, Warning)
 
+from mzlite.types import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Date, DateFromTicks, Time,
+                          TimeFromTicks, Timestamp, TimestampFromTicks)
+
+#: PEP 249 version implemented
 apilevel = "2.0"
-threadsafety = 2  # connections may be shared between threads; each runs one statement at a time
+#: 2: threads may share the module and connections (statements run one at a time per database;
+#: cursors may be shared too, each call on one is atomic)
+threadsafety = 2
+#: ``?`` placeholders; PostgreSQL's ``$1`` placeholders are accepted as well
 paramstyle = "qmark"
 
 __all__ = [
     "connect", "Database", "Connection", "Cursor", "Error", "Warning", "InterfaceError", "DatabaseError",
     "DataError", "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
     "NotSupportedError", "QueryCanceled", "apilevel", "threadsafety", "paramstyle",
+    "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp", "DateFromTicks",
+    "TimeFromTicks", "TimestampFromTicks", "Binary",
 ]
 
 
-def connect(path: Optional[str] = None, *, system_parameters: Optional[Mapping[str, Any]] = None,
+def connect(database: Optional[str] = ":memory:", *, system_parameters: Optional[Mapping[str, Any]] = None,
             clock: Optional[Callable[[], int]] = None) -> "Connection":
-    """Open a new database (in memory when ``path`` is None) and return a connection to it.
+    """Open a database and return a connection to it.
+
+    ``database``: ``":memory:"`` (the default; also ``None``) is a new private in-memory
+    database; ``":memory:NAME"`` is the named in-memory database NAME, shared by every
+    connection that opens that name until the last one closes; a data directory path raises
+    ``NotSupportedError`` (durability is a later issue).  ``con.connect()`` opens another
+    session on the same database.
 
     ``system_parameters`` sets system parameters such as
     ``enable_compute_interactive_runtime``; ``clock`` (a zero-argument callable returning
     milliseconds) replaces the wall clock, for tests.
     """
-    from mzlite.coordinator import Database
-    db = Database(path, system_parameters=system_parameters, clock=clock)
-    return db.connect()
+    from mzlite.connection import open_database
+    return open_database(database, system_parameters=system_parameters, clock=clock)
 
 
 def __getattr__(name):  # lazy: keep `import mzlite` cheap

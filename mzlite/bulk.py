@@ -128,3 +128,175 @@ def plan_bulk_insert(catalog, stmt):
 
 def _bad():
     raise _Decline
+
+
+# ---------------------------------------------------------------- UPDATE / DELETE
+
+
+class _Marker:
+    """Mixin marking a parameter value with its position, so the bound plan shows where each
+    parameter landed (``Literal(value)`` whose value is a marker)."""
+    __slots__ = ()
+
+
+class _MInt(int, _Marker):
+    pass
+
+
+class _MFloat(float, _Marker):
+    pass
+
+
+class _MStr(str, _Marker):
+    pass
+
+
+class _MDec(Decimal, _Marker):
+    pass
+
+
+def _mark(value, k):
+    for base, cls in ((bool, None), (int, _MInt), (float, _MFloat), (str, _MStr), (Decimal, _MDec)):
+        if type(value) is base:
+            if cls is None:
+                return None
+            m = cls(value)
+            m.__dict__["k"] = k
+            return m
+    return None
+
+
+for _cls in (_MInt, _MFloat, _MStr, _MDec):
+    _cls.__slots__ = ()  # type: ignore[misc]
+
+
+def _substitute_markers(expr, arity, seen):
+    """``expr`` with each marked literal replaced by ``Column(arity + k)``."""
+    from compute.scalar import Call, Column, If, Literal
+    if isinstance(expr, Literal):
+        v = expr.value
+        if isinstance(v, _Marker):
+            seen.add(v.k)
+            return Column(arity + v.k)
+        return expr
+    if isinstance(expr, Call):
+        return Call(expr.func, tuple(_substitute_markers(a, arity, seen) for a in expr.args), expr.type)
+    if isinstance(expr, If):
+        return If(_substitute_markers(expr.cond, arity, seen), _substitute_markers(expr.then, arity, seen),
+                  _substitute_markers(expr.els, arity, seen), expr.type)
+    return expr
+
+
+def plan_bulk_modify(db, stmt, param_sets):
+    """For ``executemany`` of an UPDATE or DELETE whose WHERE pins an indexed key with
+    parameters: ``(table_id, updates, rowcount)`` computed with one index read for all
+    parameter sets, applying the sets in order; ``None`` to decline (general path)."""
+    from compute.compile import compile_predicates, compile_scalar
+    from compute.scalar import Call, Column
+    from planner import plan_statement
+    from planner.plans import DeletePlan, UpdatePlan
+    if stmt.kind not in ("update", "delete") or not param_sets:
+        return None
+    n = len(param_sets[0])
+    if any(len(p) != n for p in param_sets):
+        return None
+    markers = tuple(_mark(v, k) for k, v in enumerate(param_sets[0]))
+    if any(m is None for m in markers):
+        return None
+    plan = plan_statement(stmt, db.catalog, markers)
+    if not isinstance(plan, (UpdatePlan, DeletePlan)) or plan.selection is not None or not plan.predicates:
+        return None
+    table = db.catalog.get(plan.table_id)
+    arity = table.arity()
+    seen: set = set()
+    preds = [_substitute_markers(p, arity, seen) for p in plan.predicates]
+    assigns = []
+    if isinstance(plan, UpdatePlan):
+        assigns = [(i, _substitute_markers(e, arity, seen)) for i, e in plan.assignments]
+    if seen != set(range(n)):
+        return None  # a parameter was folded away at bind time: the template would be wrong
+    # an index whose key columns are all pinned to parameters by equality
+    pinned = {}
+    for p in preds:
+        if isinstance(p, Call) and p.func.startswith("eq") and len(p.args) == 2:
+            a, b = p.args
+            if isinstance(a, Column) and isinstance(b, Column):
+                if a.index < arity <= b.index:
+                    pinned[a.index] = b.index - arity
+                elif b.index < arity <= a.index:
+                    pinned[b.index] = a.index - arity
+    index = None
+    for ix in db.lowering.indexes_on(plan.table_id):
+        cols = []
+        for e in ix.key:
+            if not isinstance(e, Column) or e.index not in pinned:
+                break
+            cols.append(e.index)
+        else:
+            index = (ix, cols)
+            break
+    if index is None:
+        return None
+    ix, cols = index
+    keys = {tuple(ps[pinned[c]] for c in cols) for ps in param_sets}
+    if any(v is None for key in keys for v in key):
+        return None
+    check = compile_predicates(tuple(preds))
+    new_fns = [(i, compile_scalar(e)) for i, e in assigns]
+    # one read of every candidate row, through the index
+    from compute.mfp import MapFilterProject
+    from compute.protocol import RowSetFinishing
+    ts = db.reader.choose_timestamp(_NoTxnSession.of(db), {ix.id})
+    holds = db.reader.hold({ix.id}, ts)
+    try:
+        resp = db.controller.peek(ix.id, tuple(sorted(keys, key=repr)), ts, RowSetFinishing(),
+                                  MapFilterProject.identity(arity))
+    finally:
+        db.reader.release(holds)
+    rows = db.reader._rows(resp, _NoTxnSession.of(db))
+    by_key: dict = {}
+    for row, c in rows:
+        k = tuple(row[c_] for c_ in cols)
+        bucket = by_key.setdefault(k, {})
+        bucket[row] = bucket.get(row, 0) + c
+    initial = {row: c for bucket in by_key.values() for row, c in bucket.items()}
+    matched = 0
+    for ps in param_sets:
+        key = tuple(ps[pinned[c]] for c in cols)
+        bucket = by_key.get(key)
+        if not bucket:
+            continue
+        for row, c in list(bucket.items()):
+            ext = row + tuple(ps)
+            if not check(ext):
+                continue
+            matched += c
+            del bucket[row]
+            if new_fns:
+                new = list(row)
+                for i, f in new_fns:
+                    new[i] = f(ext)
+                new = tuple(new)
+                nk = tuple(new[c_] for c_ in cols)
+                b2 = by_key.setdefault(nk, {})
+                b2[new] = b2.get(new, 0) + c
+    final: dict = {}
+    for bucket in by_key.values():
+        for row, c in bucket.items():
+            final[row] = final.get(row, 0) + c
+    updates = [(row, c - initial.get(row, 0)) for row, c in final.items() if c != initial.get(row, 0)]
+    updates += [(row, -c) for row, c in initial.items() if row not in final]
+    return plan, updates, matched
+
+
+class _NoTxnSession:
+    """The minimal session view ``Reader`` needs for a read inside a bulk write."""
+
+    def __init__(self):
+        self.vars = {"transaction_isolation": "strict serializable", "statement_timeout": 0}
+        self.txn = None
+        self.cancel_requested = False
+
+    @classmethod
+    def of(cls, db):
+        return cls()

@@ -12,6 +12,7 @@ protocol.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 from typing import Any, Optional
@@ -31,6 +32,8 @@ from planner.peek import AvailableIndex
 from sql import errors as E
 
 TICK_SECONDS = 1.0
+#: how often a statement waiting for another connection's statement checks for an interrupt
+LOCK_POLL_SECONDS = 0.05
 
 
 class StorageHolds:
@@ -59,6 +62,26 @@ class StorageHolds:
         with self._lock:
             hs = self._holds.get(gid)
             return min(hs.values()) if hs else None
+
+
+class _Unlocked:
+    """Context manager: fully release an RLock held by this thread, then restore it."""
+
+    def __init__(self, lock):
+        self.lock = lock
+        self.state = None
+
+    def __enter__(self):
+        try:
+            self.state = self.lock._release_save()
+        except RuntimeError:  # not held by this thread: nothing to release
+            self.state = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.state is not None:
+            self.lock._acquire_restore(self.state)
+        return False
 
 
 class LoweringCatalog:
@@ -117,32 +140,54 @@ class Database:
         self.writer = Writer(self)
         self.sessions: dict[int, Session] = {}
         self._parse_cache: dict = {}
+        #: (statement text, catalog_version) -> plan, for parameterless SELECTs
+        self._plan_cache: dict = {}
+        self.catalog_version = 0
+        #: id(plan) -> (plan, optimized expression)
+        self._optimized: dict = {}
         from mzlite.introspection import Introspection
         self.introspection = Introspection(self)
         self._closed = False
+        self._sessions_lock = threading.Lock()
         self._ticker = threading.Thread(target=self._tick_loop, name="mzlite-tick", daemon=True)
         self._tick_event = threading.Event()
         self._ticker.start()
 
     # -------------------------------------------------------------- sessions
     def connect(self):
+        """A new connection (session) on this database; ``InterfaceError`` once it is closed."""
         from mzlite.connection import Connection
-        session = Session(next(self._conn_ids), self.system)
-        self.sessions[session.conn_id] = session
+        with self._sessions_lock:
+            if self._closed:
+                raise E.InterfaceError("the database is closed: its last connection was closed")
+            session = Session(next(self._conn_ids), self.system)
+            self.sessions[session.conn_id] = session
         return Connection(self, session)
 
     def _session_closed(self, session) -> None:
-        self.sessions.pop(session.conn_id, None)
-        if not self.sessions:
+        from mzlite.subscribe import close_session
+        close_session(self, session)
+        with self._sessions_lock:
+            self.sessions.pop(session.conn_id, None)
+            last = not self.sessions
+        if last:
             self.close()
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        with self._sessions_lock:
+            if self._closed:
+                return
+            self._closed = True
         self._tick_event.set()
+        from mzlite.subscribe import end_all
+        end_all(self, E.InterfaceError("subscribe has been terminated because the database was closed"))
         self.controller.shutdown()
         self.replica.shutdown()
+
+    def unlocked(self):
+        """Release the statement lock (however deeply held) for the duration of a wait, so a
+        read waiting for its peek does not block other sessions; restored afterwards."""
+        return _Unlocked(self.lock)
 
     def allocate_user(self) -> GlobalId:
         return GlobalId("u", next(self._user_ids))
@@ -181,8 +226,10 @@ class Database:
         from sql.parse import parse_statements
         if not isinstance(sql, str):
             raise E.ProgrammingError("the query must be a string")
-        with self.lock:
+        with self._statement_lock(session):
             stmts = self._guard(session, lambda: self._parse(sql))
+            if params:
+                self._guard(session, lambda: _check_parameter_count(stmts, len(params)))
             result = Result("EMPTY QUERY", None)
             if params and len(stmts) == 1 and stmts[0].kind == "insert":
                 fast = self._guard(session, lambda: self._bulk_insert(session, stmts[0], [tuple(params)]), stmts[0])
@@ -196,15 +243,20 @@ class Database:
         from planner import plan_statement
         from planner.plans import InsertPlan
         from sql.parse import parse_statements
-        with self.lock:
+        with self._statement_lock(session):
             stmts = self._guard(session, lambda: self._parse(sql))
             if len(stmts) != 1:
                 raise E.ProgrammingError("executemany takes exactly one statement")
             stmt = stmts[0]
             param_sets = [tuple(p) for p in seq_of_params]
+            for p in param_sets:
+                self._guard(session, lambda: _check_parameter_count(stmts, len(p)))
             if not param_sets:
                 return Result("INSERT 0 0" if stmt.kind == "insert" else "OK", None, rowcount=0)
             fast = self._guard(session, lambda: self._bulk_insert(session, stmt, param_sets), stmt)
+            if fast is not None:
+                return fast
+            fast = self._guard(session, lambda: self._bulk_modify(session, stmt, param_sets), stmt)
             if fast is not None:
                 return fast
             plans = self._guard(session, lambda: [plan_statement(stmt, self.catalog, p) for p in param_sets], stmt)
@@ -214,6 +266,7 @@ class Database:
             total = 0
             result = Result("OK", None)
             for p in plans:
+                self._guard(session, lambda: self._check_canceled(session), stmt)
                 result = self._guard(session, lambda: self._execute_plan(session, p, stmt), stmt)
                 total += max(result.rowcount, 0)
             result.rowcount = total
@@ -243,7 +296,52 @@ class Database:
                                       f'null value in column "{item.columns[i].name}" of relation "{item.name}" '
                                       f'violates not-null constraint')
         self.writer._apply(session, {item.id: [(r, 1) for r in rows]})
+        if len(rows) >= 50_000:
+            # A bulk load leaves millions of long-lived objects; move them out of the cyclic
+            # collector's young generations once, instead of rescanning them on every
+            # collection triggered by later allocations.
+            import gc
+            gc.collect()
+            gc.freeze()
         return Result(f"INSERT 0 {len(rows)}", None, rowcount=len(rows))
+
+    @contextlib.contextmanager
+    def _statement_lock(self, session):
+        """Hold ``self.lock`` for one API call (``execute_sql``/``execute_many``).  The call
+        first clears the session's cancel flag, so an interrupt cancels the call running when
+        it arrives, never a later one; then waiting for the lock is itself interruptible (57014)
+        while another connection's statement runs.  Sabotaged by resetting the flag per
+        statement instead: an interrupt between a script's statements was lost."""
+        session.cancel_requested = False
+        while not self.lock.acquire(timeout=LOCK_POLL_SECONDS):
+            self._check_canceled(session)
+        try:
+            yield
+        finally:
+            self.lock.release()
+
+    @staticmethod
+    def _check_canceled(session) -> None:
+        """Raise 57014 when the session's running call was interrupted."""
+        if session.cancel_requested:
+            raise E.QueryCanceled("canceling statement due to user request", sqlstate=E.QUERY_CANCELED)
+
+    def _bulk_modify(self, session, stmt, param_sets) -> Optional[Result]:
+        """executemany of an UPDATE/DELETE keyed by an index: one read, one write."""
+        from mzlite.bulk import plan_bulk_modify
+        txn = session.txn
+        if txn is not None and (txn.explicit or txn.failed):
+            return None
+        out = plan_bulk_modify(self, stmt, param_sets)
+        if out is None:
+            return None
+        plan, updates, matched = out
+        from planner.plans import UpdatePlan
+        if isinstance(plan, UpdatePlan):
+            self.writer._check_not_null(plan, [r for r, d in updates if d > 0])
+        self.writer._apply(session, {plan.table_id: updates})
+        tag = "UPDATE" if isinstance(plan, UpdatePlan) else "DELETE"
+        return Result(f"{tag} {matched}", None, rowcount=matched)
 
     def _parse(self, sql: str):
         from sql.parse import parse_statements
@@ -261,9 +359,8 @@ class Database:
         try:
             return fn()
         except E.Error as e:
+            # positions are already into the whole text (``Statement.position``)
             self._fail_transaction(session, stmt)
-            if stmt is not None and e.position is not None and stmt.offset:
-                e.position += stmt.offset
             raise
         except EvalError as e:
             self._fail_transaction(session, stmt)
@@ -282,12 +379,21 @@ class Database:
 
     def _execute_statement(self, session: Session, stmt, params) -> Result:
         from planner import plan_statement
-        session.cancel_requested = False
+        self._check_canceled(session)
         txn = session.txn
         if txn is not None and txn.failed and stmt.kind not in ("commit", "rollback"):
             raise E.error_for(E.IN_FAILED_SQL_TRANSACTION,
                               "current transaction is aborted, commands ignored until end of transaction block")
-        plan = plan_statement(stmt, self.catalog, tuple(params) if params is not None else ())
+        if not params and stmt.kind == "select":
+            key = (stmt.text, self.catalog_version)
+            plan = self._plan_cache.get(key)
+            if plan is None:
+                plan = plan_statement(stmt, self.catalog, ())
+                if len(self._plan_cache) > 256:
+                    self._plan_cache.clear()
+                self._plan_cache[key] = plan
+        else:
+            plan = plan_statement(stmt, self.catalog, tuple(params) if params is not None else ())
         return self._execute_plan(session, plan, stmt)
 
     def _execute_plan(self, session: Session, plan, stmt) -> Result:
@@ -296,7 +402,24 @@ class Database:
         handler = _HANDLERS.get(name)
         if handler is None:
             raise E.NotSupportedError(f"{name} is not supported yet")
+        if name.startswith(("Create", "Drop", "AlterSystem")):
+            # plans cached against the old catalog (and their index choices) are stale
+            self.catalog_version += 1
+            try:
+                return handler(self, session, plan, stmt)
+            finally:
+                self.catalog_version += 1
         return handler(self, session, plan, stmt)
+
+
+def _check_parameter_count(stmts, given: int) -> None:
+    """More parameters than any statement's placeholders use is a ``ProgrammingError`` (as in
+    sqlite3 and psycopg: a silently ignored value is a bug in the caller).  Fewer is reported,
+    with a position, when the missing ``$n`` is bound."""
+    used = max((s.param_count for s in stmts), default=0)
+    if given > used:
+        raise E.ProgrammingError(f"the statement uses {used} parameter{'s' if used != 1 else ''} but {given} "
+                                 f"were given", sqlstate="08P01")
 
 
 def _select(db: Database, session, plan, stmt) -> Result:
@@ -312,8 +435,15 @@ def _select(db: Database, session, plan, stmt) -> Result:
     system = [gid for gid in plan.depends_on if gid.is_system()]
     if system:
         db.introspection.refresh(system)
-    expr = optimize(plan.expr)
-    rows, _ = db.reader.read(session, expr, plan.finishing, as_of=as_of, at_least=plan.as_of_at_least)
+    expr = db._optimized.get(id(plan))
+    if expr is None or expr[0] is not plan:
+        expr = (plan, optimize(plan.expr))
+        if len(db._optimized) > 256:
+            db._optimized.clear()
+        db._optimized[id(plan)] = expr
+    expr = expr[1]
+    rows, _ = db.reader.read(session, expr, plan.finishing, as_of=as_of, at_least=plan.as_of_at_least,
+                             release_lock=True)
     from sql.types import display_name
     return Result(f"SELECT {len(rows)}", [(n, display_name(t)) for n, t in plan.columns], rows, len(rows))
 
@@ -329,12 +459,22 @@ def _insert(db, session, plan, stmt) -> Result:
     return Result(f"INSERT 0 {n}", None, rowcount=n)
 
 
+def _no_read_then_write_in_transaction(session, what: str) -> None:
+    """Materialize's write transactions are insert-only: an UPDATE or DELETE reads the table
+    and would apply its retractions at COMMIT against rows another connection may have changed
+    meanwhile (a lost update that corrupts the table), so it is refused, 25001."""
+    if session.in_transaction():
+        raise E.error_for(E.ACTIVE_SQL_TRANSACTION, f"{what} cannot be run inside a transaction block")
+
+
 def _update(db, session, plan, stmt) -> Result:
+    _no_read_then_write_in_transaction(session, "UPDATE")
     n = db.writer.update(session, plan)
     return Result(f"UPDATE {n}", None, rowcount=n)
 
 
 def _delete(db, session, plan, stmt) -> Result:
+    _no_read_then_write_in_transaction(session, "DELETE")
     n = db.writer.delete(session, plan)
     return Result(f"DELETE {n}", None, rowcount=n)
 
@@ -347,6 +487,8 @@ def _transaction(db, session, plan, stmt) -> Result:
             return Result("BEGIN", None)
         session.txn = Transaction(explicit=True)
         return Result("BEGIN", None)
+    from mzlite.subscribe import close_portals
+    close_portals(session)  # COMMIT and ROLLBACK close the transaction's cursors
     if action == "commit":
         failed = session.txn is not None and session.txn.failed
         db.writer.commit(session)
@@ -385,8 +527,12 @@ def _alter_system(db, session, plan, stmt) -> Result:
 
 
 def _handlers():
-    from mzlite import ddl, show
+    from mzlite import ddl, show, subscribe, temporal
     return {
+        "SubscribePlan": subscribe.subscribe,
+        "DeclarePlan": subscribe.declare,
+        "FetchPlan": subscribe.fetch,
+        "ClosePlan": subscribe.close_cursor,
         "SelectPlan": _select,
         "InsertPlan": _insert,
         "UpdatePlan": _update,
@@ -397,9 +543,9 @@ def _handlers():
         "ShowVariablePlan": _show_var,
         "AlterSystemSetPlan": _alter_system,
         "CreateTablePlan": ddl.create_table,
-        "CreateViewPlan": ddl.create_view,
-        "CreateIndexPlan": ddl.create_index,
-        "DropPlan": ddl.drop,
+        "CreateViewPlan": subscribe.ending_dropped(temporal.checked(ddl.create_view)),
+        "CreateIndexPlan": temporal.checked(ddl.create_index),
+        "DropPlan": subscribe.ending_dropped(ddl.drop),
         "ShowObjectsPlan": show.show_objects,
         "ShowCreatePlan": show.show_create,
         "ExplainPlan": show.explain,
@@ -455,6 +601,8 @@ def _restart_replica(self: Database) -> None:
                 desc = build_index_dataflow(item.on_id, index_id=item.id, key=tuple(item.key), arity=on.arity(),
                                             as_of=as_of, catalog=self.lowering, debug_name=f"index {item.name}")
             self.controller.create_dataflow(desc)
+    from mzlite.subscribe import resume_all
+    resume_all(self)  # running SUBSCRIBEs continue on the new replica from their frontiers
 
 
 Database.restart_replica = _restart_replica

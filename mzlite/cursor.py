@@ -1,20 +1,29 @@
 """PEP 249 cursors.
 
 Owns a cursor's result state: ``description``, the rows not yet fetched, ``rowcount``
-and ``statusmessage`` (psql's command tag).  Invariant: a cursor holds the complete
+and ``statusmessage`` (psql's command tag), and checking parameters before they reach
+the engine (``mzlite.types.check_parameters``).  Invariants: a cursor holds the complete
 result of its last statement (results are computed eagerly by the coordinator), so
-fetching never touches the engine.  Deliberately not here: execution (the
-``Database`` does it), streaming results of SUBSCRIBE (a later issue).
+fetching never touches the engine, except a SUBSCRIBE's, which streams; every call on a cursor is atomic with respect to the
+others (``self._lock``), so a cursor shared between threads hands each row out exactly
+once; a closed cursor, or one whose connection is closed, refuses everything with
+``InterfaceError``.  Deliberately not here: execution (the ``Database`` does it),
+how SUBSCRIBE streams (``mzlite.subscribe``: a SUBSCRIBE's result carries a ``stream`` that
+``fetchone``/``fetchmany``/iteration read as rows arrive, waiting for at least one;
+``fetchall`` only when ``UP TO`` bounds it, else ``ProgrammingError``).
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Iterable, Optional, Sequence
 
 from sql.errors import InterfaceError, ProgrammingError
 
 
 class Column(tuple):
-    """A ``description`` entry: PEP 249's 7-tuple with names."""
+    """A ``description`` entry: PEP 249's 7-tuple (name, type_code, display_size,
+    internal_size, precision, scale, null_ok) with names.  ``type_code`` is the type's
+    display name (``"integer"``), equal to one of ``mzlite.NUMBER``/``STRING``/..."""
 
     def __new__(cls, name, type_code, display_size=None, internal_size=None, precision=None, scale=None,
                 null_ok=None):
@@ -27,7 +36,7 @@ class Column(tuple):
 
 class Result:
     """What one statement produced."""
-    __slots__ = ("columns", "rows", "rowcount", "status")
+    __slots__ = ("columns", "rows", "rowcount", "status", "stream")
 
     def __init__(self, status: str, columns=None, rows=None, rowcount: int = -1):
         self.status = status
@@ -35,87 +44,172 @@ class Result:
         self.columns = columns
         self.rows = rows if rows is not None else []
         self.rowcount = rowcount
+        #: SUBSCRIBE: the ``mzlite.subscribe.SubscribeStream`` the rows come from (``rows`` unused)
+        self.stream = None
 
 
 class Cursor:
+    """A PEP 249 cursor (see the module docstring)."""
+
+    #: rows ``fetchmany()`` returns when called without a size
     arraysize = 1
 
     def __init__(self, connection):
+        #: the connection this cursor runs on (PEP 249 extension)
         self.connection = connection
         self._result: Optional[Result] = None
         self._pos = 0
         self._closed = False
+        #: always None: mzlite tables have no row ids
         self.lastrowid = None
+        self._lock = threading.RLock()
 
     # ------------------------------------------------------------ execution
     def execute(self, sql: str, params: Optional[Sequence[Any]] = None) -> "Cursor":
-        self._check_open()
-        self._result = self.connection._execute(sql, params)
-        self._pos = 0
-        return self
+        """Run ``sql`` with ``params`` bound to its ``?`` (or ``$1``) placeholders; returns the cursor.
+
+        Parameters may be ``None``, ``bool``, ``int``, ``float``, ``Decimal`` or ``str``;
+        anything else is a ``ProgrammingError`` naming its type."""
+        from mzlite.types import check_parameters
+        with self._lock:
+            self._check_open()
+            params = None if params is None else check_parameters(params)
+            self._drop_stream()
+            self._result = None
+            self._result = self.connection._execute(sql, params)
+            self._pos = 0
+            return self
 
     def executemany(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> "Cursor":
-        self._check_open()
-        self._result = self.connection._executemany(sql, seq_of_params)
-        self._pos = 0
-        return self
+        """Run one statement for each parameter sequence; ``rowcount`` is the total affected.
+        A plain INSERT's rows are written together, at one timestamp."""
+        from mzlite.types import check_parameters
+        with self._lock:
+            self._check_open()
+            if isinstance(seq_of_params, (str, bytes)):
+                raise ProgrammingError("executemany takes a sequence of parameter sequences")
+            param_sets = [check_parameters(p) for p in seq_of_params]
+            self._drop_stream()
+            self._result = None
+            self._result = self.connection._executemany(sql, param_sets)
+            self._pos = 0
+            return self
+
+    def executescript(self, sql: str) -> "Cursor":
+        """Run a script of ``;``-separated statements without parameters (sqlite3's method)."""
+        with self._lock:
+            self._check_open()
+            if not isinstance(sql, str):
+                raise ProgrammingError(f"the script must be a string, not {type(sql).__name__}")
+            self._drop_stream()
+            self._result = None
+            self._result = self.connection._execute(sql, None)
+            self._pos = 0
+            return self
 
     # ------------------------------------------------------------ results
     @property
     def description(self):
+        """One ``Column`` 7-tuple per result column, or None when the last statement returned no rows."""
         if self._result is None or self._result.columns is None:
             return None
         return [Column(name, typ) for name, typ in self._result.columns]
 
     @property
     def rowcount(self) -> int:
+        """Rows returned (SELECT), rows affected (INSERT/UPDATE/DELETE), else -1."""
         return -1 if self._result is None else self._result.rowcount
 
     @property
     def statusmessage(self) -> Optional[str]:
+        """psql's command tag of the last statement ("SELECT 2", "INSERT 0 3", ...)."""
         return None if self._result is None else self._result.status
 
     def _rows(self) -> list:
+        self._check_open()
         if self._result is None or self._result.columns is None:
             raise ProgrammingError("no results to fetch")
         return self._result.rows
 
     def fetchone(self):
-        rows = self._rows()
-        if self._pos >= len(rows):
-            return None
-        self._pos += 1
-        return rows[self._pos - 1]
+        """The next row, or None when there are no more (SUBSCRIBE: waits for the next row)."""
+        with self._lock:
+            rows = self._rows()
+            if self._result.stream is not None:
+                got = self._result.stream.fetch(1)
+                return got[0] if got else None
+            if self._pos >= len(rows):
+                return None
+            self._pos += 1
+            return rows[self._pos - 1]
 
     def fetchmany(self, size: Optional[int] = None) -> list:
-        rows = self._rows()
-        n = self.arraysize if size is None else size
-        out = rows[self._pos:self._pos + n]
-        self._pos += len(out)
-        return out
+        """Up to ``size`` (default ``arraysize``) next rows; an empty list when there are no more."""
+        with self._lock:
+            rows = self._rows()
+            n = self.arraysize if size is None else size
+            if n < 0:
+                raise ProgrammingError(f"fetchmany size must not be negative, got {n}")
+            if self._result.stream is not None:  # SUBSCRIBE: what is ready, waiting for at least one
+                return self._result.stream.fetch(n)
+            out = rows[self._pos:self._pos + n]
+            self._pos += len(out)
+            return out
 
     def fetchall(self) -> list:
-        rows = self._rows()
-        out = rows[self._pos:]
-        self._pos = len(rows)
-        return out
+        """All remaining rows.  SUBSCRIBE: only when UP TO bounds it (waits for the end)."""
+        with self._lock:
+            rows = self._rows()
+            if self._result.stream is not None:
+                return self._stream_all(self._result.stream)
+            out = rows[self._pos:]
+            self._pos = len(rows)
+            return out
 
     def __iter__(self):
-        while True:
-            row = self.fetchone()
-            if row is None:
-                return
-            yield row
+        """Iterate over the remaining rows (``fetchone`` until None)."""
+        return self
+
+    def __next__(self):
+        row = self.fetchone()
+        if row is None:
+            raise StopIteration
+        return row
 
     def setinputsizes(self, sizes) -> None:
-        pass
+        """Does nothing (PEP 249 allows that)."""
 
     def setoutputsize(self, size, column=None) -> None:
-        pass
+        """Does nothing (PEP 249 allows that)."""
+
+    def _drop_stream(self) -> None:
+        """End the SUBSCRIBE this cursor streams, if any (a new statement or close)."""
+        if self._result is not None and self._result.stream is not None:
+            self._result.stream.close()
+
+    @staticmethod
+    def _stream_all(stream) -> list:
+        if not stream.bounded:
+            raise ProgrammingError("fetchall() on a SUBSCRIBE without UP TO would never return: use "
+                                   "fetchmany() or iterate the cursor, or bound the SUBSCRIBE with UP TO")
+        out = []
+        while True:
+            got = stream.fetch(None)
+            if not got:
+                return out
+            out.extend(got)
 
     def close(self) -> None:
-        self._closed = True
-        self._result = None
+        """Close the cursor (idempotent); it refuses every later call."""
+        with self._lock:
+            self._drop_stream()
+            self._closed = True
+            self._result = None
+
+    @property
+    def closed(self) -> bool:
+        """True once the cursor or its connection was closed."""
+        return self._closed or self.connection.closed
 
     def _check_open(self) -> None:
         if self._closed:

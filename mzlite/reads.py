@@ -39,6 +39,17 @@ def expand(rows) -> list[tuple]:
     return out
 
 
+class _NoLockContext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NoLock = _NoLockContext()
+
+
 class Reader:
     """The read machinery of one ``Database`` (see the module docstring)."""
 
@@ -114,8 +125,13 @@ class Reader:
 
     # -------------------------------------------------------------- peeks
     def read(self, session, expr, finishing: P.RowSetFinishing, as_of=None, at_least=False,
-             optimized=True) -> tuple[list[tuple], int]:
-        """Rows of ``expr`` with ``finishing`` applied, and the timestamp they were read at."""
+             optimized=True, release_lock=False) -> tuple[list[tuple], int]:
+        """Rows of ``expr`` with ``finishing`` applied, and the timestamp they were read at.
+
+        ``release_lock``: a read-only statement waits for its peek without holding the
+        statement lock, so other sessions go on; its read holds (taken under the lock)
+        keep what it reads readable.  Reads inside a write keep the lock, so nothing
+        commits between the read and the write."""
         db = self.db
         peek = plan_peek(expr, finishing, db.lowering.available_indexes(), optimized=optimized)
         if isinstance(peek, ConstantPeek):
@@ -134,11 +150,12 @@ class Reader:
                 session.txn.read_ts = ts
             if isinstance(peek, FastPathPeek):
                 db.note_peek_target(peek.index_id)
-                resp = db.controller.peek(peek.index_id, peek.literal_constraints, ts, peek.finishing,
-                                          peek.mfp, timeout=self._timeout(session),
-                                          should_cancel=lambda: session.cancel_requested)
+                with (db.unlocked() if release_lock else _NoLock):
+                    resp = db.controller.peek(peek.index_id, peek.literal_constraints, ts, peek.finishing,
+                                              peek.mfp, timeout=self._timeout(session),
+                                              should_cancel=lambda: session.cancel_requested)
             else:
-                resp = self._peek_dataflow(session, peek, ts)
+                resp = self._peek_dataflow(session, peek, ts, release_lock)
         finally:
             self.release(holds)
         return expand(self._rows(resp, session)), ts
@@ -147,7 +164,7 @@ class Reader:
         ms = session.vars.get("statement_timeout") or 0
         return ms / 1000.0 if ms else None
 
-    def _peek_dataflow(self, session, peek: SlowPathPeek, ts: int) -> P.PeekResponse:
+    def _peek_dataflow(self, session, peek: SlowPathPeek, ts: int, release_lock: bool = False) -> P.PeekResponse:
         db = self.db
         view_id, index_id = db.allocate_transient(), db.allocate_transient()
         desc = build_peek_dataflow(peek.expr, view_id=view_id, index_id=index_id, as_of=ts,
@@ -156,9 +173,10 @@ class Reader:
         arity = desc.index_exports[0].arity
         db.controller.create_dataflow(desc)
         try:
-            return db.controller.peek(index_id, None, ts, peek.finishing, MapFilterProject.identity(arity),
-                                      timeout=self._timeout(session),
-                                      should_cancel=lambda: session.cancel_requested)
+            with (db.unlocked() if release_lock else _NoLock):
+                return db.controller.peek(index_id, None, ts, peek.finishing, MapFilterProject.identity(arity),
+                                          timeout=self._timeout(session),
+                                          should_cancel=lambda: session.cancel_requested)
         finally:
             db.controller.drop_collection(index_id)
 

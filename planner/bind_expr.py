@@ -240,7 +240,14 @@ class ExprContext:
     def fold(self, e: ScalarExpr, loc=None) -> ScalarExpr:
         """Evaluate a column-free call of literals now (PostgreSQL folds constants at plan time)."""
         from compute.compile import evaluate_constant
+        from compute.functions import FUNCTIONS
         try:
+            impl = FUNCTIONS.get(e.func) if isinstance(e, Call) else None
+            if impl is not None and not impl.lazy and all(isinstance(a, Literal) for a in e.args):
+                vals = [a.value for a in e.args]  # direct call: no code generation per literal
+                if impl.strict and any(v is None for v in vals):
+                    return Literal(None, e.type)
+                return Literal(impl.fn(*vals), e.type)
             return Literal(evaluate_constant(e), e.type)
         except EvalError as ex:
             raise errors.error_for(ex.sqlstate, ex.message, position=self.binder.pos(loc))
@@ -359,6 +366,8 @@ class ExprContext:
         kind = enum_name(node.kind)
         loc = node.location
         op = node.name[-1].sval if node.name else ""
+        if kind == "AEXPR_OP" and isinstance(node.lexpr, ast.RowExpr) and isinstance(node.rexpr, ast.RowExpr):
+            return self.row_equal(op, node.lexpr, node.rexpr, loc)
         if kind == "AEXPR_OP":
             if node.lexpr is None:
                 return self.call_operator(op, [self.bind(node.rexpr)], loc)
@@ -372,6 +381,10 @@ class ExprContext:
             return self.call_operator(name, [self.bind(node.lexpr), self.bind(node.rexpr)], loc)
         if kind == "AEXPR_NULLIF":
             return self.call_function("nullif", [self.bind(node.lexpr), self.bind(node.rexpr)], loc)
+        if kind == "AEXPR_IN" and isinstance(node.lexpr, ast.RowExpr):
+            eqs = [self.row_equal("=", node.lexpr, r, loc) for r in node.rexpr]
+            out = eqs[0] if len(eqs) == 1 else Call("or", tuple(eqs), "bool")
+            return Call("not", (out,), "bool") if op == "<>" else out
         if kind == "AEXPR_IN":
             x = self.bind(node.lexpr)
             items = [self.bind(r) for r in node.rexpr]
@@ -395,6 +408,16 @@ class ExprContext:
         if kind in ("AEXPR_OP_ANY", "AEXPR_OP_ALL"):
             raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "ANY/ALL over arrays is not supported", loc)
         raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, f"operator kind {kind} is not supported", loc)
+
+    def row_equal(self, op: str, left, right, loc) -> ScalarExpr:
+        """``(a, b) = (c, d)``: the AND of the pairwise equalities (PostgreSQL's row 3VL)."""
+        if op not in ("=", "<>", "!="):
+            raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, f"row comparison with {op} is not supported", loc)
+        if not isinstance(right, ast.RowExpr) or len(left.args) != len(right.args):
+            raise self.binder.error(errors.SYNTAX_ERROR, "unequal number of entries in row expressions", loc)
+        eqs = [self.call_operator("=", [self.bind(a), self.bind(b)], loc) for a, b in zip(left.args, right.args)]
+        out = eqs[0] if len(eqs) == 1 else Call("and", tuple(eqs), "bool")
+        return out if op == "=" else Call("not", (out,), "bool")
 
     def _BoolExpr(self, node) -> ScalarExpr:
         op = enum_name(node.boolop)

@@ -243,8 +243,11 @@ class Binder:
         n = len(types)
         if node.whereClause is not None:
             ctx = ExprContext(self, rel, types, scope, clause="WHERE")
-            pred = ctx.bind_bool(node.whereClause, "WHERE")
-            rel = Filter(ctx.rel, (pred,))
+            preds = []
+            for conj in _conjuncts(node.whereClause):
+                if not dc.filter_by_sublink(ctx, conj):
+                    preds.append(ctx.bind_bool(conj, "WHERE"))
+            rel = Filter(ctx.rel, tuple(preds)) if preds else ctx.rel
             if len(ctx.types) != n:
                 rel = Project(rel, tuple(range(n)))
         targets = node.targetList or ()
@@ -271,7 +274,14 @@ class Binder:
                     exprs.append(Column(idx))
                     names.append(name)
                 continue
-            exprs.append(ctx.bind(v))
+            if isinstance(v, ast.FuncCall) and v.funcname[-1].sval.lower() == "generate_series":
+                # a set-returning function in the select list: one output row per element
+                fname, args, out_type = self.bind_table_function(ctx, v)
+                ctx.rel = FlatMap(ctx.rel, fname, tuple(args), 1)
+                ctx.types = ctx.types + [out_type]
+                exprs.append(Column(len(ctx.types) - 1))
+            else:
+                exprs.append(ctx.bind(v))
             names.append(t.name if t.name is not None else figure_colname(v))
         is_distinct = node.distinctClause is not None
         distinct_on = is_distinct and node.distinctClause != (None,)
@@ -568,6 +578,15 @@ class Binder:
             raise self.error(errors.INVALID_COLUMN_REFERENCE, f'table "{alias.aliasname}" has {len(names)} columns '
                              f"available but {len(al)} columns specified", loc)
         return al + names[len(al):]
+
+
+def _conjuncts(node) -> list:
+    if isinstance(node, ast.BoolExpr) and enum_name(node.boolop) == "AND_EXPR":
+        out = []
+        for a in node.args:
+            out.extend(_conjuncts(a))
+        return out
+    return [node]
 
 
 def _shift(item: ScopeItem, by: int) -> ScopeItem:

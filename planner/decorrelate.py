@@ -104,13 +104,62 @@ def bind_sublink(ctx: ExprContext, node):
         return attach(ctx, U, scalar_relation(ctx, bq, len(U), D), bq.types[0])
     if kind in ("ANY_SUBLINK", "ALL_SUBLINK"):
         op = node.operName[-1].sval if node.operName else "="
-        if isinstance(node.testexpr, ast.RowExpr):
-            raise b.error(errors.FEATURE_NOT_SUPPORTED, "row comparisons with subqueries are not supported",
-                          node.location)
-        x = ctx.bind(node.testexpr)
-        return quantified(ctx, x, op, node, all_=kind == "ALL_SUBLINK")
+        te = node.testexpr
+        xs = [ctx.bind(a) for a in te.args] if isinstance(te, ast.RowExpr) else [ctx.bind(te)]
+        return quantified(ctx, xs, op, node, all_=kind == "ALL_SUBLINK")
     raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{kind.replace('_SUBLINK', '')} subqueries are not supported",
                   node.location)
+
+
+def filter_by_sublink(ctx: ExprContext, node) -> bool:
+    """A WHERE conjunct that is ``[NOT] EXISTS (...)`` or ``x IN (...)``: filter ``ctx.rel``
+    by a semijoin / antijoin instead of computing a boolean column.  Returns False (and
+    does nothing) for any other conjunct.  Only valid where the conjunct filters rows
+    (``NOT IN`` is not handled here: its NULL semantics need the boolean)."""
+    negated = False
+    if isinstance(node, ast.BoolExpr) and enum_name(node.boolop) == "NOT_EXPR":
+        node, negated = node.args[0], True
+    if not isinstance(node, ast.SubLink):
+        return False
+    kind = enum_name(node.subLinkType)
+    n = len(ctx.types)
+    R = ctx.rel
+    if kind == "EXISTS_SUBLINK":
+        bq, U, D = plan_subquery(ctx, node.subselect)
+        k = len(U)
+        E = _distinct(_project(bq.finished(), range(k)), k)
+        matched = _project(_join_on(R, E, U, range(k), n), range(n))
+        ctx.rel = Union((R, Negate(matched))) if negated else matched
+        return True
+    if kind == "ANY_SUBLINK" and not negated and not node.operName:
+        te = node.testexpr
+        xs = [ctx.bind(a) for a in te.args] if isinstance(te, ast.RowExpr) else [ctx.bind(te)]
+        m = len(xs)
+        n = len(ctx.types)
+        bq, U, _ = plan_subquery(ctx, node.subselect)
+        if len(bq.names) != m:
+            raise ctx.binder.error(errors.SYNTAX_ERROR, "subquery has too many columns" if len(bq.names) > m
+                                   else "subquery has too few columns", node.location)
+        k = len(U)
+        S = bq.finished()
+        # coerce each side to the comparison type; match on the coerced values (non-NULL)
+        jtypes = list(ctx.types) + [ctx.typeof(x) for x in xs] + [ctx.types[u] for u in U] + list(bq.types)
+        jctx = ExprContext(ctx.binder, None, jtypes, Scope([]))
+        from compute.scalar import permute, substitute
+        xcs, scs = [], []
+        for i in range(m):
+            cmp = jctx.call_operator("=", [Column(n + i), Column(n + m + k + i)], node.location)
+            xc, sc = cmp.args
+            xcs.append(substitute(xc, {n + i: xs[i]}))
+            scs.append(permute(sc, {n + m + j: j for j in range(k + m)}))
+        Rx = Map(ctx.rel, tuple(xcs))                   # n cols, then the coerced xs
+        Sd = _distinct(_project(Map(S, tuple(scs)), list(range(k)) + list(range(k + m, k + 2 * m))), k + m)
+        eqs = tuple((Column(u), Column(n + m + j)) for j, u in enumerate(U)) + \
+            tuple((Column(n + i), Column(n + m + k + i)) for i in range(m))
+        J = Filter(Join((Rx, Sd), eqs), tuple(Call("is_not_null", (Column(n + i),), "bool") for i in range(m)))
+        ctx.rel = _project(J, range(n))
+        return True
+    return False
 
 
 def scalar_relation(ctx: ExprContext, bq, k: int, D):
@@ -130,32 +179,42 @@ def scalar_relation(ctx: ExprContext, bq, k: int, D):
     return Union((vals, missing))
 
 
-def quantified(ctx: ExprContext, x, op: str, node, all_: bool) -> Column:
-    """``x op ANY (subquery)`` / ``x op ALL (subquery)`` with three-valued logic."""
+def quantified(ctx: ExprContext, xs: list, op: str, node, all_: bool) -> Column:
+    """``x op ANY (subquery)`` / ``x op ALL (subquery)`` with three-valued logic; ``xs`` has
+    one expression, or several for a row ``(a, b) IN (SELECT x, y ...)`` (``=``/``<>`` only:
+    a row equality is the AND of the column equalities, which is PostgreSQL's 3VL for rows)."""
     b = ctx.binder
     bq, U, _ = plan_subquery(ctx, node.subselect)
-    if len(bq.names) != 1:
-        raise b.error(errors.SYNTAX_ERROR, "subquery has too many columns", node.location)
+    m = len(xs)
+    if len(bq.names) != m:
+        raise b.error(errors.SYNTAX_ERROR, "subquery has too many columns" if len(bq.names) > m
+                      else "subquery has too few columns", node.location)
+    if m > 1 and op not in ("=", "<>"):
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"row comparison with {op} is not supported", node.location)
     k = len(U)
     n = len(ctx.types)
-    # the tested value becomes a column of the outer relation: K is keyed by (U, x)
-    xt = ctx.typeof(x)
-    ctx.rel = Map(ctx.rel, (x,))
-    ctx.types = ctx.types + [xt]
-    keys = list(U) + [n]
-    DX = _distinct(_project(ctx.rel, keys), k + 1)
+    w = k + m
+    # the tested values become columns of the outer relation: K is keyed by (U, xs)
+    xts = [ctx.typeof(x) for x in xs]
+    ctx.rel = Map(ctx.rel, tuple(xs))
+    ctx.types = ctx.types + xts
+    keys = list(U) + list(range(n, n + m))
+    DX = _distinct(_project(ctx.rel, keys), w)
     S = bq.finished()
-    st = bq.types[0]
-    # compare x (DX column k) with s (S column k) over DX ++ S
-    jtypes = [ctx.types[u] for u in U] + [xt] + [ctx.types[u] for u in U] + [st]
+    # compare xs (DX columns k..) with the subquery's columns (S columns k..) over DX ++ S
+    jtypes = [ctx.types[u] for u in U] + xts + [ctx.types[u] for u in U] + list(bq.types)
     jctx = ExprContext(b, None, jtypes, Scope([]))
-    cmp = jctx.call_operator(op, [Column(k), Column(2 * k + 1)], node.location)
+    cmps = [jctx.call_operator(op if m == 1 else "=", [Column(k + i), Column(w + k + i)], node.location)
+            for i in range(m)]
+    cmp = cmps[0] if m == 1 else Call("and", tuple(cmps), "bool")
+    if m > 1 and op == "<>":
+        cmp = Call("not", (cmp,), "bool")
     if all_:
         cmp = Call("not", (cmp,), "bool")
-    if op == "=" and not all_ and isinstance(cmp, Call) and cmp.args and len(cmp.args) == 2:
+    if op == "=" and not all_ and m == 1 and isinstance(cmp, Call) and len(cmp.args) == 2:
         K = _any_equal(DX, S, k, cmp)
     else:
-        K = _any_general(DX, S, k, cmp)
+        K = _any_general(DX, S, k, w, cmp)
     col = attach(ctx, keys, K, "bool")
     if all_:
         ctx.rel = Map(ctx.rel, (Call("not", (col,), "bool"),))
@@ -164,19 +223,19 @@ def quantified(ctx: ExprContext, x, op: str, node, all_: bool) -> Column:
     return col
 
 
-def _any_general(DX, S, k, cmp):
-    """K over (U, x): true if some row compares true, else NULL if some compares NULL, else false."""
-    J = _join_on(DX, S, range(k), range(k), k + 1)
+def _any_general(DX, S, k, w, cmp):
+    """K over (U, xs): true if some row compares true, else NULL if some compares NULL, else false."""
+    J = _join_on(DX, S, range(k), range(k), w)
     J = Map(J, (cmp,))
-    c = Column(2 * k + 2)
-    agg = Reduce(J, tuple(Column(i) for i in range(k + 1)),
+    c = Column(2 * w)
+    agg = Reduce(J, tuple(Column(i) for i in range(w)),
                  (AggregateExpr("bool_or", c, False, "bool", "bool"),
                   AggregateExpr("bool_or", Call("is_null", (c,), "bool"), False, "bool", "bool")))
-    anyt, anyn = Column(k + 1), Column(k + 2)
+    anyt, anyn = Column(w), Column(w + 1)
     res = If(Call("is_true", (anyt,), "bool"), TRUE, If(Call("is_true", (anyn,), "bool"), Literal(None, "bool"),
                                                          FALSE, "bool"), "bool")
-    matched = _project(Map(agg, (res,)), list(range(k + 1)) + [k + 3])
-    present = _distinct(_project(agg, range(k + 1)), k + 1)
+    matched = _project(Map(agg, (res,)), list(range(w)) + [w + 2])
+    present = _distinct(_project(agg, range(w)), w)
     empty = Map(_minus_subset(DX, present), (FALSE,))
     return Union((matched, empty))
 

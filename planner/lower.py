@@ -5,7 +5,9 @@ views, indexes and subscribes, and the choice of imports.  Every ``Get`` of a Gl
 is served by (in order of preference) an existing index (``IndexImport``, reusing its
 arrangement; for a Get that feeds a Join, an index keyed by that input's join columns
 wins), a storage collection (``SourceImport``: a table or a materialized view's output),
-or the inlined expression of a non-materialized view.  Invariants: a peek dataflow
+or the inlined expression of a non-materialized view; a Map/Filter/Project chain over an
+indexed join input is lifted above the join so the join reads the arrangement itself
+(``lift_join_input_mfps``).  Invariants: a peek dataflow
 exports only transient ids and reads one time (``as_of``, ``until = as_of + 1`` or, at
 MAX, the empty frontier), so ``is_peek_dataflow()`` holds; a materialized view, an index
 and a subscribe are never peek dataflows.  Deliberately not here: choosing ``as_of``
@@ -22,7 +24,7 @@ from compute.dataflow import (
 )
 from compute.ids import GlobalId
 from compute.relation import Get, Join, Map, Filter, Project, RelationExpr, children
-from compute.scalar import Column, ScalarExpr, columns_referenced
+from compute.scalar import Column, ScalarExpr, columns_referenced, permute
 from compute.timestamp import Frontier, try_step_forward
 
 from planner.optimize import optimize
@@ -160,6 +162,94 @@ def _arity_of(expr, gid) -> int:
     raise LookupError(gid)
 
 
+# ----------------------------------------------------------------- join planning
+
+
+def lift_join_input_mfps(expr, index_imports) -> RelationExpr:
+    """Make indexed join inputs bare ``Get``s so the join reads the imported arrangement.
+
+    Optimization leaves join inputs like ``Project(Filter(Get u1))``; the join operator
+    reuses an imported index only for a bare ``Get`` whose index key is the join key.  For
+    each such input (a Map/Filter/Project chain over a Get of a collection with an
+    imported index keyed by plain columns that are all join-key columns), the chain is
+    lifted above the join: ``Join(.., Get, ..)`` then the chain's Maps and Filters, then a
+    Project restoring the original columns.  An input is lifted only when every
+    equivalence member on it reads Get columns (not Map outputs).  The result's rows
+    equal ``expr``'s: the lifted predicates apply to the same joined rows.  (A data error
+    of a lifted Map or predicate now surfaces only for rows that find a join partner, as
+    in Materialize, where errors may depend on the plan.)"""
+    keys: dict = {}
+    for ix in index_imports:
+        if all(isinstance(k, Column) for k in ix.key) and ix.key:
+            keys.setdefault(ix.on_id, []).append({k.index for k in ix.key})
+
+    def lift(e):
+        if not isinstance(e, Join):
+            return e
+        return _lift_join(e, keys)
+    return transform_up(expr, lift)
+
+
+def _lift_join(join: Join, keys: dict):
+    offsets, off = [], 0
+    for x in join.inputs:
+        offsets.append(off)
+        off += x.arity()
+    lifted = {}
+    for k, x in enumerate(join.inputs):
+        found = None if isinstance(x, Get) else mfp_over_get(x)
+        if found is None or found[0].id not in keys:
+            continue
+        get, mfp = found
+        proj = mfp.output_projection()
+        used, ok = set(), True
+        for cls in join.equivalences:
+            for y in cls:
+                for c in columns_referenced(y):
+                    if offsets[k] <= c < offsets[k] + x.arity():
+                        src = proj[c - offsets[k]]
+                        if src >= get.arity():
+                            ok = False
+                        used.add(src)
+        if ok and any(key <= used for key in keys[get.id]):
+            lifted[k] = (get, mfp)
+    if not lifted:
+        return join
+    new_inputs, new_off, total = [], [], 0
+    for k, x in enumerate(join.inputs):
+        new_off.append(total)
+        y = lifted[k][0] if k in lifted else x
+        new_inputs.append(y)
+        total += y.arity()
+    exprs, preds, where = [], [], {}  # where[(k, local col)] -> new global column
+    for k, x in enumerate(join.inputs):
+        if k not in lifted:
+            for j in range(x.arity()):
+                where[(k, j)] = new_off[k] + j
+            continue
+        get, mfp = lifted[k]
+        n = get.arity()
+        local = {c: new_off[k] + c for c in range(n)}
+        for i, e in enumerate(mfp.expressions):
+            local[n + i] = total + len(exprs)
+            exprs.append(permute(e, {c: local[c] for c in columns_referenced(e)}))
+        preds.extend(permute(p, {c: local[c] for c in columns_referenced(p)}) for p in mfp.predicates)
+        for j, src in enumerate(mfp.output_projection()):
+            where[(k, j)] = local[src]
+    old_to_new = {}
+    for k, x in enumerate(join.inputs):
+        for j in range(x.arity()):
+            old_to_new[offsets[k] + j] = where[(k, j)]
+    eqs = tuple(tuple(permute(y, {c: old_to_new[c] for c in columns_referenced(y)}) for y in cls)
+                for cls in join.equivalences)
+    out = Join(tuple(new_inputs), eqs)
+    if exprs:
+        out = Map(out, tuple(exprs))
+    if preds:
+        out = Filter(out, tuple(preds))
+    return Project(out, tuple(old_to_new[c] for c in range(join.arity())))
+
+
 # ----------------------------------------------------------------- dataflows
 
 
@@ -173,6 +263,7 @@ def build_peek_dataflow(expr, *, view_id: GlobalId, index_id: GlobalId, as_of: i
     if optimize_plan:
         expr = optimize(expr)
     expr, sources, index_imports = resolve_imports(expr, catalog)
+    expr = lift_join_input_mfps(expr, index_imports)
     arity = expr.arity()
     return DataflowDescription(
         source_imports=sources, index_imports=index_imports,
@@ -189,6 +280,7 @@ def build_materialized_view_dataflow(expr, *, id: GlobalId, as_of: Optional[int]
     if optimize_plan:
         expr = optimize(expr)
     expr, sources, index_imports = resolve_imports(expr, catalog, exclude=())
+    expr = lift_join_input_mfps(expr, index_imports)
     arity = expr.arity()
     return DataflowDescription(
         source_imports=sources, index_imports=index_imports,
@@ -215,6 +307,7 @@ def build_index_dataflow(on_id: GlobalId, *, index_id: GlobalId, key, arity: int
         plan, sources, index_imports = resolve_imports(view, catalog)
         # never serve the view from the index being built
         index_imports = tuple(i for i in index_imports if i.id != index_id)
+        plan = lift_join_input_mfps(plan, index_imports)
     return DataflowDescription(
         source_imports=sources, index_imports=index_imports,
         objects_to_build=(BuildDesc(on_id, plan),),
@@ -232,6 +325,7 @@ def build_subscribe_dataflow(expr, *, sink_id: GlobalId, as_of: Optional[int],
     if optimize_plan:
         expr = optimize(expr)
     expr, sources, index_imports = resolve_imports(expr, catalog)
+    expr = lift_join_input_mfps(expr, index_imports)
     arity = expr.arity()
     options = (("with_snapshot", with_snapshot), ("up_to", up_to))
     return DataflowDescription(

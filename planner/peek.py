@@ -7,9 +7,11 @@ applies when the optimized plan is a Constant, or a chain of Map/Filter/Project 
 over the indexed rows, and when the predicates pin every key expression of an index to
 non-NULL literals (``k = lit`` or an OR-list of them, i.e. ``IN``) the read becomes a key
 lookup (``literal_constraints``) and those predicates leave the MFP.  Invariant: the
-fast path returns exactly the rows the plan would: a Map that sat above a Filter in the
-plan is guarded by that Filter's predicates (``If``), so a row the plan filters out never
-raises an error the plan would not raise.  Deliberately not here: choosing timestamps,
+fast path returns exactly the rows the plan would.  A Map that sat above a Filter in the
+plan needs no guard: an MFP runs each predicate as soon as its support is available and
+computes an expression only when needed (``compute.mfp``'s evaluation order, which
+``compute.compile`` implements), so a row the plan filters out never reaches the Map's
+expressions.  Deliberately not here: choosing timestamps,
 holding reads, or sending the Peek (the coordinator does that).
 """
 from __future__ import annotations
@@ -22,10 +24,10 @@ from compute.ids import GlobalId
 from compute.mfp import MapFilterProject
 from compute.protocol import RowSetFinishing
 from compute.relation import Constant, Filter, Get, Map, Project, RelationExpr
-from compute.scalar import Column, If, Literal, ScalarExpr, columns_referenced, permute
+from compute.scalar import Literal, ScalarExpr, columns_referenced, permute
 
 from planner.optimize import optimize
-from planner.optimize.names import is_and, is_eq, is_or, make_and
+from planner.optimize.names import is_and, is_eq, is_or
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ def normalize_indexes(indexes) -> dict[GlobalId, list[AvailableIndex]]:
 
 def mfp_over_get(expr) -> Optional[tuple[Get, MapFilterProject]]:
     """If ``expr`` is a chain of Map/Filter/Project over a ``Get``, that Get and the chain
-    as one MFP (Maps above a Filter are guarded by it, see the module docstring)."""
+    as one MFP."""
     chain = []
     e = expr
     while isinstance(e, (Map, Filter, Project)):
@@ -99,10 +101,7 @@ def mfp_over_get(expr) -> Optional[tuple[Get, MapFilterProject]]:
     for node in reversed(chain):
         if isinstance(node, Map):
             for s in node.scalars:
-                s = permute(s, {c: proj[c] for c in columns_referenced(s)})
-                if preds and not isinstance(s, (Column, Literal)):
-                    s = If(make_and(preds), s, Literal(None, s.type), s.type)
-                exprs.append(s)
+                exprs.append(permute(s, {c: proj[c] for c in columns_referenced(s)}))
                 proj.append(n + len(exprs) - 1)
         elif isinstance(node, Filter):
             for p in node.predicates:

@@ -171,6 +171,20 @@ def test_params_bind_as_typed_literals(cat):
     assert "Literal(value=None, type='int8')" in repr(p.expr)
 
 
+def test_where_subqueries_become_semijoins(cat):
+    """``WHERE [NOT] EXISTS`` / ``WHERE x IN`` filter by a (anti)semijoin, not a boolean column.
+    Sabotage: ``filter_by_sublink`` returning False makes these plans carry FALSE literals."""
+    p = plan(cat, "select * from t where exists (select 1 from u where u.a = t.a)")
+    assert "Negate" not in repr(p.expr) and "value=False" not in repr(p.expr)
+    p = plan(cat, "select * from t where not exists (select 1 from u where u.a = t.a)")
+    assert repr(p.expr).count("Negate") == 1 and "value=False" not in repr(p.expr)
+    p = plan(cat, "select * from t where a in (select d from u)")
+    assert "Negate" not in repr(p.expr) and "value=False" not in repr(p.expr)
+    # NOT IN keeps three-valued logic: it needs the boolean construction
+    p = plan(cat, "select * from t where a not in (select d from u)")
+    assert "value=False" in repr(p.expr)
+
+
 def test_limit_in_view_is_topk(cat):
     p = plan(cat, "create view w as select a from t order by a limit 3")
     assert isinstance(p.expr, TopK) and p.expr.limit == 3

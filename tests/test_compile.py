@@ -271,6 +271,14 @@ def test_generated_code_binds_locals_and_inlines():
     assert "_f_div_int4=_f_div_int4" in generated_source(g)
 
 
+def test_record_is_a_tuple_display():
+    """Sabotage: removing the record special case -> the source calls _f_record (seen red)."""
+    f = compile_scalar(Call("record", (C(1), call("add_int4", C(0), L(1)), L(None)), "record"))
+    assert f((1, "a")) == ("a", 2, None)
+    assert compile_scalar(Call("record", (), "record"))(()) == ()
+    assert "_f_record" not in generated_source(f)
+
+
 def test_compile_is_cached_and_scale_sensitive():
     """Decimal('1.0') == Decimal('1.00') but the cache must not conflate them (keyed on repr)."""
     a = compile_scalar(L(Decimal("1.0"), "numeric"))

@@ -11,7 +11,7 @@ defines them.  Sabotages tried (each turned a named test red, then was restored)
 import pytest
 
 from compute import reference
-from compute.dataflow import BuildDesc, IndexExport, SinkExport, SourceImport
+from compute.dataflow import BuildDesc, IndexExport, IndexImport, SinkExport, SourceImport
 from compute.ids import transient, user
 from compute.relation import Filter, Get, Join, Project
 from compute.scalar import Call, Column, Literal
@@ -131,3 +131,53 @@ def test_join_key_seen_through_projections():
     d = build_peek_dataflow(j, view_id=transient(1), index_id=transient(2), as_of=3, catalog=CAT,
                             optimize_plan=False)
     assert [i.id for i in d.index_imports] == [IX_T2_1]
+
+
+def test_indexed_join_input_is_lifted_to_a_bare_get():
+    """The join operator reuses an imported arrangement only for a bare Get keyed by the
+    join key.  Sabotage: lowering without lift_join_input_mfps leaves Project(Filter(Get))
+    under the join -> red."""
+    from planner.lower import lift_join_input_mfps
+    from compute.relation import Map
+    notnull = Call("is_not_null", (Column(1),), "bool")
+    right = Project(Map(Filter(t2, (notnull,)), (Call("add", (Column(0), Column(1)), "int4"),)), (2, 1))
+    j = Join((t1, right), ((Column(0), Column(3)),))
+    d = build_peek_dataflow(j, view_id=transient(1), index_id=transient(2), as_of=3, catalog=CAT,
+                            optimize_plan=False)
+    plan = d.objects_to_build[0].plan
+    joins = [n for n in _walk(plan) if isinstance(n, Join)]
+    assert joins and t2 in joins[0].inputs
+    data = {T1: {(1, 1): 1, (2, None): 1, (3, 3): 2}, T2: {(5, 1): 1, (6, 3): 1, (7, None): 1}}
+    assert reference.evaluate(plan, data) == reference.evaluate(j, data) != {}
+
+
+def test_join_input_not_lifted_when_keyed_on_a_computed_column():
+    from planner.lower import lift_join_input_mfps
+    from compute.relation import Map
+    right = Map(t2, (Call("add", (Column(0), Column(1)), "int4"),))
+    j = Join((t1, right), ((Column(0), Column(4)),))
+    assert lift_join_input_mfps(j, (IndexImport(IX_T2_1, T2, (Column(1),), 2),)) == j
+
+
+def test_lifting_leaves_results_unchanged_on_random_plans():
+    import random
+    from planner.lower import lift_join_input_mfps
+    from planner.optimize import optimize
+    from planner.optimize.random_plans import TABLES, random_data, random_plan
+    imports = tuple(IndexImport(user(100 + g.n), g, (Column(c),), a)
+                    for g, a in TABLES.items() for c in range(a))
+    changed = 0
+    for s in range(300):
+        plan = optimize(random_plan(s, random.Random(s).randint(1, 4)))
+        lifted = lift_join_input_mfps(plan, imports)
+        changed += lifted != plan
+        data = random_data(random.Random(s + 7))
+        assert reference.evaluate_with_errors(lifted, data)[0] == reference.evaluate_with_errors(plan, data)[0], s
+    assert changed > 10
+
+
+def _walk(e):
+    from compute.relation import children
+    yield e
+    for k in children(e):
+        yield from _walk(k)

@@ -170,8 +170,8 @@ def test_imported_arrangement_cache_miss_in_a_changing_time():
 
 
 def test_reused_import_read_at_compacted_since():
-    """The import's since may sit at the dataflow's frontier (the time being processed):
-    reads happen at that time, never below it."""
+    """The import's since may sit at the dataflow's read frontier (the last processed
+    time): in-place reads happen at the time being processed, never below it."""
     rng = random.Random(3)
     orders, cust, idx_df, df = _indexed_join_dataflow(rng, (Column(0),))
     df.run_to_completion()
@@ -180,9 +180,20 @@ def test_reused_import_read_at_compacted_since():
         orders.append([((1000 + t, t), 1)], t, t + 1)
         idx_df.run_to_completion()
         exp = idx_df.exports[user(10)]
-        exp.oks.set_logical_compaction(df.frontier())
-        exp.errs.set_logical_compaction(df.frontier())
+        exp.oks.set_logical_compaction(df.read_frontier())
+        exp.errs.set_logical_compaction(df.read_frontier())
         exp.oks.maintain()
         df.run_to_completion()
         snap = df.exports[user(12)].oks.snapshot(t)
         assert (1000 + t, "x") in snap
+
+
+@pytest.mark.parametrize("proj", [(0,), (0, 1), (3, 0), (2,), (), (1, 1, 3)])
+def test_projection_fused_into_join(proj):
+    """A Project directly over a Join is built into the join's output rows.  Sabotage:
+    treating a prefix projection such as (0,) as the identity (the bug this test was
+    written for) emitted whole joined rows."""
+    plan = Project(Join((Get(A, 2), Get(B, 2)), ((Column(1), Column(2)),)), proj)
+    run_reference_check(plan, {A: (2, gen2), B: (2, gen2)}, seed=len(proj))
+    plan = Project(Join((Get(A, 2), Get(B, 2)), ((Column(1), Column(2)), (Column(0), Column(0)))), proj)
+    run_reference_check(plan, {A: (2, gen2), B: (2, gen2)}, seed=7)

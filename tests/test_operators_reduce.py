@@ -178,3 +178,25 @@ def test_reduce_state_is_proportional_to_groups():
     oks, errs = op.flush(1)
     assert oks == [((2, 1), -1)]
     assert (2,) not in op.groups
+
+
+def test_min_max_with_nan_never_raise_and_follow_postgres():
+    """NaN is above every number: max is NaN when present, min ignores it unless alone.
+    Decimal NaN would raise in a sorted index; it is counted beside it instead."""
+    from decimal import Decimal
+    nan = float("nan")
+    dnan = Decimal("NaN")
+    for vals, lo, hi in (([1.0, nan, 3.0], 1.0, "nan"), ([nan], "nan", "nan"),
+                         ([Decimal(2), dnan], Decimal(2), "nan")):
+        op = ReduceOp((Column(0),), (agg("min", ot="float8"), agg("max", ot="float8")))
+        op.push(0, [((0, v), 1) for v in vals], 0)
+        oks, errs = op.flush(0)
+        (row, _), = oks
+        for got, want in zip(row[1:], (lo, hi)):
+            assert (got != got) if want == "nan" else got == want
+    op = ReduceOp((Column(0),), (agg("max", ot="float8"),))
+    op.push(0, [((0, 1.0), 1), ((0, nan), 1)], 0)
+    op.flush(0)
+    op.push(0, [((0, nan), -1)], 1)
+    oks, _ = op.flush(1)
+    assert ((0, 1.0), 1) in oks

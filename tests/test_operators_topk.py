@@ -74,3 +74,16 @@ def test_negative_multiplicity_is_an_error_not_a_crash():
     colls[A].append([((0, 1, "a"), 1)], 1, 2)
     df.run_to_completion()
     assert exp.errs.snapshot(1) == {}
+
+
+def test_nan_orders_above_numbers_without_raising():
+    from decimal import Decimal
+    nan = Decimal("NaN")
+    op = TopKOp((), (ColumnOrder(0),), limit=2)
+    op.push(0, [((nan,), 1), ((Decimal(1),), 1), ((Decimal(5),), 1)], 0)
+    oks, _ = op.flush(0)
+    assert sorted(r for (r,), _d in oks) == [Decimal(1), Decimal(5)]
+    op = TopKOp((), (ColumnOrder(0, desc=True),), limit=1)
+    op.push(0, [((nan,), 1), ((Decimal(1),), 1)], 0)
+    (row, _), = op.flush(0)[0]
+    assert row[0].is_nan()

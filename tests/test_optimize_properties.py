@@ -49,7 +49,8 @@ def _mismatches(rule, limit=3):
 RULES = [opt.inline_lets, opt.fold_constants, opt.simplify_boolean_logic,
          opt.propagate_empty_collections, opt.push_down_predicates,
          opt.fuse_map_filter_project, opt.canonicalize_join_equivalences,
-         opt.push_down_projections, opt.optimize]
+         opt.push_down_projections, opt.remove_redundant_distinct,
+         opt.remove_redundant_threshold, opt.extract_common_subexpressions, opt.optimize]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.__name__)
@@ -78,3 +79,17 @@ def test_optimize_terminates_and_is_stable():
     for s, plan, _ in _cases():
         once = opt.optimize(plan)
         assert opt.optimize(once).arity() == plan.arity()
+
+
+def test_pipeline_unchanged_with_the_real_compiler(monkeypatch):
+    """The same property with compute.compile's scalars (and its constant folding)."""
+    compile_mod = pytest.importorskip("compute.compile")
+    monkeypatch.setattr(reference, "default_compiler", lambda: compile_mod.compile_scalar)
+    for s in range(200):
+        plan = random_plan(s, random.Random(s).randint(1, 4), add_func="add_int4")
+        data = random_data(random.Random(s + 10_000))
+        after = opt.optimize(plan)
+        a = reference.evaluate_with_errors(plan, data)
+        b = reference.evaluate_with_errors(after, data)
+        assert after.arity() == plan.arity()
+        assert a[0] == b[0] and set(a[1]) == set(b[1]), s

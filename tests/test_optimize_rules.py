@@ -297,3 +297,49 @@ def test_push_through_map_of_bare_column_or_literal():
     m = Map(A, (c(1), lit(3)))
     e = Filter(m, (eq(c(2), lit(5)), eq(c(3), c(0))))
     assert push_down_predicates(e) == Map(Filter(A, (eq(c(1), lit(5)), eq(lit(3), c(0)))), (c(1), lit(3)))
+
+
+def test_simplify_drops_not_null_implied_by_comparison():
+    """Sabotage: removing the implication step keeps the redundant test -> red."""
+    e = Filter(A, (call("is_not_null", c(1)), eq(c(1), lit(10)), call("is_not_null", c(0))))
+    assert simplify_boolean_logic(e) == Filter(A, (eq(c(1), lit(10)), call("is_not_null", c(0))))
+
+
+def test_remove_redundant_distinct_over_reduce():
+    """Sabotage: removing a DISTINCT over any input (not only a Reduce) -> red."""
+    from planner.optimize import remove_redundant_distinct
+    inner = Reduce(B, (c(0),), (AggregateExpr("count", lit(True, "bool"), False, "bool", "int8"),))
+    assert remove_redundant_distinct(Reduce(inner, (c(0), c(1)), ())) == inner
+    partial = Reduce(inner, (c(0),), ())
+    assert remove_redundant_distinct(partial) == partial
+    over_get = Reduce(A, (c(0), c(1)), ())
+    assert remove_redundant_distinct(over_get) == over_get
+
+
+def test_remove_redundant_threshold_only_over_non_negative():
+    """Sabotage: treating Negate/Union-with-Negate as non-negative -> red."""
+    from planner.optimize import remove_redundant_threshold
+    assert remove_redundant_threshold(Threshold(Filter(A, (eq(c(0), lit(1)),)))) == Filter(A, (eq(c(0), lit(1)),))
+    keep = Threshold(Union((A, Negate(A))))
+    assert remove_redundant_threshold(keep) == keep
+
+
+def test_extract_common_subexpressions_shares_repeats():
+    from planner.optimize import extract_common_subexpressions
+    d = Reduce(Project(Filter(B, (call("is_not_null", c(0)),)), (0,)), (c(0),), ())
+    e = Union((d, Negate(Project(Join((d, d), ((c(0), c(1)),)), (0,)))))
+    out = extract_common_subexpressions(e)
+    assert isinstance(out, Let) and out.value == d
+    g = Get(out.id, 1)
+    assert out.body == Union((g, Negate(Project(Join((g, g), ((c(0), c(1)),)), (0,)))))
+    data = {user(2): {(1, 2, 3): 1, (None, 1, 1): 2, (2, 2, 2): 1}}
+    assert reference.evaluate(out, data) == reference.evaluate(e, data)
+
+
+def test_extract_common_subexpressions_never_hoists_local_reads():
+    """Sabotage: dropping the _reads_local check -> red (and the plan would be ill-scoped)."""
+    from planner.optimize import extract_common_subexpressions
+    l = LocalId(1)
+    x = Filter(Get(l, 2), (eq(c(0), lit(1)),))
+    e = Let(l, A, Union((Project(x, (0, 1)), Project(x, (0, 1)))))
+    assert extract_common_subexpressions(e) == e

@@ -105,3 +105,12 @@ def test_answer_at_max_off_a_sealed_arrangement():
     from compute.timestamp import MAX
     oks, errs = spine([((1, "a"), 0, 1)], None)
     assert answer(pk(MAX), oks, errs) == PeekRows((((1, "a"), 1),))
+
+
+def test_nan_sorts_above_every_float_and_below_null():
+    nan = float("nan")
+    rows = [((nan,), 1), ((1.0,), 1), ((None,), 1), ((float("inf"),), 1), ((-2.0,), 1)]
+    got = [r[0] for r, _ in sort_rows(rows, (ColumnOrder(0),))]
+    assert got[:3] == [-2.0, 1.0, float("inf")] and got[3] != got[3] and got[4] is None
+    got = [r[0] for r, _ in sort_rows(rows, (ColumnOrder(0, desc=True, nulls_last=False),))]
+    assert got[0] is None and got[1] != got[1] and got[2:] == [float("inf"), 1.0, -2.0]

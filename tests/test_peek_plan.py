@@ -2,7 +2,7 @@
 
 Sabotages tried (each turned a named test red, then was restored):
 - lookups accepting a partially pinned key -> test_partial_key_is_a_full_scan
-- dropping the If-guard on Maps above a Filter -> test_map_above_filter_is_guarded
+- evaluating every MFP expression before the predicates (lazy_mfp made eager) -> test_map_above_filter_needs_no_guard
 - ignoring OR-lists (IN) -> test_in_list_lookup
 - fast path without checking for an index -> test_no_index_is_slow_path
 - literal predicates kept out of the MFP without a lookup -> test_fast_path_matches_reference_on_random_chains
@@ -17,7 +17,7 @@ from compute.ids import user
 from compute.mfp import MapFilterProject
 from compute.protocol import RowSetFinishing
 from compute.relation import Constant, Filter, Get, Join, Map, Project
-from compute.scalar import Call, Column, If, Literal, substitute
+from compute.scalar import Call, Column, Literal, columns_referenced
 
 from planner.peek import (
     AvailableIndex, ConstantPeek, FastPathPeek, SlowPathPeek, mfp_over_get, plan_peek,
@@ -106,17 +106,29 @@ def test_tuple_form_of_indexes_is_accepted():
     assert p.index_id == IX
 
 
-def naive_mfp(mfp: MapFilterProject, rows: dict):
-    """All expressions first, then predicates: the least forgiving MFP evaluation."""
+def lazy_mfp(mfp: MapFilterProject, rows: dict):
+    """compute.mfp's documented evaluation order, written out plainly: before computing
+    expression k, every predicate reading only columns < input_arity + k must hold."""
+    n = mfp.input_arity
     out = {}
+
+    def support(p):
+        return max(columns_referenced(p), default=-1)
+
     for row, cnt in rows.items():
-        r = row
-        for e in mfp.expressions:
-            r = r + (reference.fallback_compile(e)(r),)
-        if all(reference.fallback_compile(p)(r) is True for p in mfp.predicates):
+        r, ok = row, True
+        for k in range(len(mfp.expressions) + 1):
+            if not all(reference.fallback_compile(p)(r) is True
+                       for p in mfp.predicates if n + k - 1 <= support(p) < n + k or
+                       (k == 0 and support(p) < n)):
+                ok = False
+                break
+            if k < len(mfp.expressions):
+                r = r + (reference.fallback_compile(mfp.expressions[k])(r),)
+        if ok:
             key = tuple(r[i] for i in mfp.output_projection())
             out[key] = out.get(key, 0) + cnt
-    return {k: n for k, n in out.items() if n}
+    return {k: v for k, v in out.items() if v}
 
 
 def run_fast_path(p: FastPathPeek, data):
@@ -125,16 +137,28 @@ def run_fast_path(p: FastPathPeek, data):
         keyf = [reference.fallback_compile(k) for k in p.key]
         wanted = set(p.literal_constraints)
         rows = {r: n for r, n in rows.items() if tuple(f(r) for f in keyf) in wanted}
-    return naive_mfp(p.mfp, rows)
+    return lazy_mfp(p.mfp, rows)
 
 
-def test_map_above_filter_is_guarded():
+def test_map_above_filter_needs_no_guard():
+    """A Filter below a Map stays a predicate that runs before the Map's expression (by
+    compute.mfp's evaluation order), so the filtered-out row never divides by zero."""
     plan = Map(Filter(v, (Call("neq", (c(0), lit(0)), "bool"),)),
                (Call("div", (lit(10), c(0)), "int4"),))
     p = plan_peek(plan, FIN, INDEXES, optimized=True)
-    assert isinstance(p.mfp.expressions[0], If)
+    assert p.mfp.expressions == (Call("div", (lit(10), c(0)), "int4"),)
     data = {V: {(0, 1, 1): 1, (5, 1, 1): 1}}
     assert run_fast_path(p, data) == reference.evaluate(plan, data) == {(5, 1, 1, 2): 1}
+
+
+def test_real_compiled_mfp_honours_the_evaluation_order():
+    """The contract the fast path relies on, checked against compute.compile itself."""
+    compile_mod = pytest.importorskip("compute.compile")
+    plan = Map(Filter(v, (Call("neq", (c(0), lit(0)), "bool"),)),
+               (Call("div_int4", (lit(10), c(0)), "int4"),))
+    p = plan_peek(plan, FIN, INDEXES, optimized=True)
+    rows, errs = compile_mod.compile_mfp(p.mfp)([(0, 1, 1), (5, 1, 1)])
+    assert rows == [(5, 1, 1, 2)] and errs == []
 
 
 def test_fast_path_matches_reference_on_random_chains():

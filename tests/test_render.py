@@ -317,3 +317,69 @@ def test_dataflow_waits_for_inputs_and_reports_no_work():
     assert df.step()
     assert df.frontier() == 10 and df.exports[IDX].oks.upper == 10
     assert not df.step()
+
+
+def _importing_pair():
+    o, cu = tables()
+    commit((o, cu), 0, {ORDERS: [((1, 10, 5), 1)], CUST: [((10, "east"), 1)]})
+    df1 = Dataflow(view_desc(orders_by_region_plan(with_div=False)), sources={ORDERS: o, CUST: cu})
+    df1.run_to_completion()
+    desc2 = DataflowDescription((), (IndexImport(IDX, VIEW, (c(0),), 3),),
+                                (BuildDesc(user(8), Get(VIEW, 3)),),
+                                (IndexExport(user(9), user(8), (), 3),), (), as_of=0)
+    df2 = Dataflow(desc2, indexes={IDX: df1.exports[IDX]})
+    df2.run_to_completion()
+    return o, cu, df1, df2
+
+
+def test_import_compacted_to_the_read_frontier_reads_exactly_once():
+    """Holding the import at ``read_frontier()`` while it merges keeps every update read
+    once.  Sabotage: compacting to ``frontier()`` instead (one more) re-read merged
+    updates; the dataflow now refuses that loudly (next test)."""
+    o, cu, df1, df2 = _importing_pair()
+    exp = df1.exports[IDX]
+    for t in range(1, 30):
+        commit((o, cu), t, {ORDERS: [((t + 1, 10, 1), 1)]})
+        df1.run_to_completion()
+        exp.oks.set_logical_compaction(df2.read_frontier())
+        exp.errs.set_logical_compaction(df2.read_frontier())
+        exp.oks.compact_fully()
+        df2.run_to_completion()
+        assert df2.exports[user(9)].oks.snapshot(t) == {("east", t + 1, 5 + t): 1}
+
+
+def test_import_compacted_past_the_read_frontier_is_refused():
+    o, cu, df1, df2 = _importing_pair()
+    commit((o, cu), 1, {ORDERS: [((2, 10, 1), 1)]})
+    df1.run_to_completion()
+    exp = df1.exports[IDX]
+    exp.oks.set_logical_compaction(df2.frontier())
+    exp.errs.set_logical_compaction(df2.frontier())
+    exp.oks.compact_fully()
+    with pytest.raises(ComputeProtocolError):
+        df2.run_to_completion()
+
+
+def test_a_large_flush_is_split_across_steps(monkeypatch):
+    """A Reduce touching many groups flushes them a budget at a time.  Sabotage: ignoring
+    the budget (flushing every touched group at once) failed the size bound."""
+    from compute import render
+    from compute.operators.reduce import ReduceOp
+    monkeypatch.setattr(render, "CHUNK", 16)
+    o, cu = tables()
+    commit((o, cu), 0, {ORDERS: [((i, i, 1), 1) for i in range(2000)], CUST: []})
+    plan = Reduce(Get(ORDERS, 3), (c(0),), (AggregateExpr("count", c(1), False, "int4", "int8"),))
+    df = Dataflow(view_desc(plan), sources={ORDERS: o, CUST: cu})
+    op = next(n.op for n in df._nodes if isinstance(n.op, ReduceOp))
+    sizes = []
+    real = op.flush
+
+    def flush(t, budget=None):
+        out = real(t, budget)
+        sizes.append(len(out[0]))
+        return out
+    op.flush = flush
+    while df.step(fuel=20):
+        pass
+    assert len(df.exports[IDX].oks.snapshot(0)) == 2000
+    assert max(sizes) <= 20 and len(sizes) >= 100

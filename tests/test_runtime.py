@@ -275,3 +275,46 @@ def test_standing_hold_change_wakes_the_publisher_which_then_compacts():
     assert woken
     drain(maint)
     assert reg.since(u(2)) == 5
+
+
+def test_dropped_index_keeps_running_while_another_dataflow_imports_it(factory):
+    """The catalog drops an index that another index's dataflow imports: the producer keeps
+    running until its importer goes, so the importer stays current.  Sabotage checked:
+    dropping the producer dataflow as soon as its exports were dropped froze the importer's
+    frontier at 1 and the peek waited forever (red), then restored."""
+    coll = table(u(1), [(1, "a")], 0, 1)
+    rt = runtime(storage={u(1): coll}, factory=factory)
+    rt.handle(CreateDataflow(index_desc(u(1), u(2))))
+    rt.handle(CreateDataflow(index_desc(u(2), u(3), from_index=True)))
+    drain(rt)
+    rt.handle(AllowCompaction(u(2), None))
+    assert [i for i, _ in rt.dataflows()] == [u(2), u(3)]
+    coll.append([((2, "b"), 1)], 1, 2)
+    rt.handle(peek("p", u(3), 1))
+    out = rt.drain_responses() + drain(rt)
+    (resp,) = [r for r in out if isinstance(r, PeekResponse)]
+    assert rows_of(resp) == [((1, "a"), 1), ((2, "b"), 1)]
+    # the dropped index reported its empty frontier once and nothing after it
+    assert [f for f in out if isinstance(f, Frontiers) and f.id == u(2)] == [Frontiers(u(2), None, None, None)]
+    rt.handle(AllowCompaction(u(3), None))
+    assert rt.dataflows() == []
+
+
+def test_dropping_a_peek_dataflow_still_waiting_for_its_seal_reports_empty_and_releases():
+    """The deferred-cancel path: a peek dataflow dropped before its import sealed never
+    built, yet reports the empty frontier (so the controller drops its holds) and gives up
+    its reader hold.  Sabotage checked: reporting the drop only for collections that had
+    reported before (``if id in self._reported``) left the controller without it (red)."""
+    reg = SharedArrangementRegistry()
+    coll = table(u(1), [(1, "a")], 0, 1)
+    maint = runtime(storage={u(1): coll}, registry=reg)
+    inter = runtime("interactive", storage={u(1): coll}, registry=reg)
+    maint.handle(CreateDataflow(index_desc(u(1), u(2))))
+    drain(maint)
+    inter.handle(CreateDataflow(peek_dataflow(u(2), t(1), 5)))
+    drain(inter)
+    assert reg.reader_holds(u(2)) == [5] and inter.dataflows() == [(t(1), "peek-t1")]
+    inter.handle(AllowCompaction(t(1), None))
+    assert inter.drain_responses() == [Frontiers(t(1), None, None, None)]
+    assert reg.reader_holds(u(2)) == [] and inter.dataflows() == []
+    assert drain(inter) == []

@@ -4,9 +4,9 @@ Owns the operator protocol every module of this package implements, and the smal
 helpers they share.  The dataflow (``compute.render``) processes all updates at time
 ``t`` before any update at a later time; within ``t`` it feeds each operator chunks of
 consolidated-or-not ``(row, diff)`` pairs through ``push(port, chunk, time)`` and, once
-every input of an operator has delivered everything for ``t``, calls ``flush(time)``
+every input of an operator has delivered everything for ``t``, calls ``flush(time, budget)``
 (only for operators whose ``needs_flush`` is set; the render calls flush in topological
-order).  Both return ``(oks, errs)``: lists of ``(row, diff)`` and of
+order, again while ``flush_pending()``).  Both return ``(oks, errs)``: lists of ``(row, diff)`` and of
 ``(error_row, diff)`` where an error row is ``(sqlstate, message)``.
 
 Invariants: operator state is consolidated "as of the time being processed" (no times
@@ -23,12 +23,12 @@ Deliberately not here: scheduling and fuel (``compute.render``), expression comp
 from __future__ import annotations
 
 from operator import itemgetter
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from compute.errors import EvalError
 from compute.scalar import Column, ScalarExpr
 
-__all__ = ["Operator", "EMPTY", "consolidate_pairs", "key_function", "split_by_diff", "err_rows"]
+__all__ = ["Operator", "EMPTY", "take_touched", "consolidate_pairs", "key_function", "split_by_diff", "err_rows"]
 
 #: the shared empty output (never mutated)
 EMPTY: tuple = ()
@@ -44,11 +44,27 @@ class Operator:
     def push(self, port: int, chunk: list, time: int):
         raise NotImplementedError
 
-    def flush(self, time: int):
+    def flush(self, time: int, budget: Optional[int] = None):
+        """Emit the net change of the time; ``budget`` bounds the work (touched keys) of
+        one call, and ``flush_pending()`` says whether another call is needed."""
         return EMPTY, EMPTY
+
+    def flush_pending(self) -> bool:
+        return False
 
     def hydrate_only(self) -> bool:  # pragma: no cover - informational
         return False
+
+
+def take_touched(touched, budget: Optional[int]):
+    """The touched keys (a set) or ``(key, value)`` pairs (a dict) to flush now, removed
+    from ``touched``: all of them, or ``budget`` of them."""
+    if budget is None or len(touched) <= budget:
+        out = list(touched.items()) if isinstance(touched, dict) else list(touched)
+        touched.clear()
+        return out
+    pop = touched.popitem if isinstance(touched, dict) else touched.pop
+    return [pop() for _ in range(max(1, budget))]
 
 
 def consolidate_pairs(pairs) -> list:

@@ -332,7 +332,7 @@ class JoinOp(Operator):
         # no residual check to run on the canonical row first) the closure's projection
         canonical = [pos[c] for c in range(sum(self.arities))]
         out_idx = canonical if self.project is None else [canonical[c] for c in self.project]
-        final = None if out_idx == list(range(len(out_idx))) else _getter(out_idx)
+        final = None if out_idx == list(range(len(canonical))) else _getter(out_idx)
         return steps, residual, final
 
     # ------------------------------------------------------------ execution
@@ -482,7 +482,7 @@ class JoinOp(Operator):
                 else:
                     m[row] = m.get(row, 0) + d
 
-    def flush(self, time: int):
+    def flush(self, time: int, budget=None):
         for imp in self.reused.values():
             imp.overlay.clear()
             imp.pending.clear()

@@ -22,6 +22,7 @@ Deliberately not here: ``avg`` scale and overflow rules (``compute.functions`` f
 """
 from __future__ import annotations
 
+from decimal import Decimal
 from operator import itemgetter
 from typing import Sequence
 
@@ -30,7 +31,7 @@ from sortedcontainers import SortedList
 from compute.compile import compile_scalar
 from compute.errors import EvalError
 from compute.functions import avg_finish, sum_finish, variance_finish
-from compute.operators import EMPTY, Operator
+from compute.operators import EMPTY, Operator, take_touched
 from compute.relation import AggregateExpr
 from compute.scalar import Call, Column, Literal, ScalarExpr
 
@@ -38,6 +39,9 @@ __all__ = ["ReduceOp", "DistinctOp", "make_aggregate", "row_evaluator"]
 
 NEG_MULT = ("XX000", "Non-positive multiplicity in Reduce")
 _SIMPLE = (bool, int, str, type(None))
+#: the keys under which min/max count NaN inputs (and remember one NaN value to return)
+_NAN = ("NaN",)
+_NAN_VALUE = ("NaN value",)
 
 
 def row_evaluator(exprs: Sequence[ScalarExpr]):
@@ -172,8 +176,14 @@ class _Bool(_Agg):
         return t > 0
 
 
+def _is_nan(v) -> bool:
+    return v != v if isinstance(v, float) else isinstance(v, Decimal) and v.is_nan()
+
+
 class _MinMax(_Agg):
-    """Slot: ``[counts, sorted distinct values]`` (NULLs ignored)."""
+    """Slot: ``[counts, sorted distinct values]`` (NULLs ignored).  NaN sorts above every
+    number (PostgreSQL) and is kept out of the sorted index: it is counted under the
+    single key ``_NAN`` (NaN objects are not equal to themselves, so never dict keys)."""
 
     def init(self, G: list) -> None:
         G.append(None)
@@ -187,6 +197,15 @@ class _MinMax(_Agg):
             if s is None:
                 s = G[o] = ({}, SortedList())
             counts, order = s
+            if v != v or (type(v) is Decimal and v.is_nan()):
+                n = counts.get(_NAN, 0) + d
+                if n:
+                    counts[_NAN] = n
+                    counts[_NAN_VALUE] = v
+                else:
+                    counts.pop(_NAN, None)
+                    counts.pop(_NAN_VALUE, None)
+                continue
             c = counts.get(v, 0)
             n = c + d
             if n:
@@ -199,14 +218,17 @@ class _MinMax(_Agg):
 
     def finish(self, G):
         s = G[self.off]
-        if s is None or not s[1]:
+        if s is None:
             return None
         counts, order = s
+        nan = counts.get(_NAN, 0) > 0
+        if nan and self.agg.func == "max":
+            return counts[_NAN_VALUE]
         it = order if self.agg.func == "min" else reversed(order)
         for v in it:
             if counts[v] > 0:
                 return v
-        return None
+        return counts[_NAN_VALUE] if nan else None
 
 
 class _Multiset(_Agg):
@@ -375,7 +397,10 @@ class ReduceOp(Operator):
             a.update(Gs, [kv[j] for kv in vals], ds)
         return EMPTY, (errs or EMPTY)
 
-    def flush(self, time: int):
+    def flush_pending(self) -> bool:
+        return bool(self.touched)
+
+    def flush(self, time: int, budget=None):
         touched = self.touched
         if self.global_default and not self._flushed_once:
             touched.add(())
@@ -387,7 +412,7 @@ class ReduceOp(Operator):
         aggs = self.aggs
         oks: list = []
         errs: list = []
-        for key in touched:
+        for key in take_touched(touched, budget):
             G = groups.get(key)
             new = None
             if G is not None:
@@ -413,7 +438,6 @@ class ReduceOp(Operator):
                 outputs[key] = new
             else:
                 del outputs[key]
-        touched.clear()
         return oks, errs
 
 
@@ -445,15 +469,17 @@ class DistinctOp(Operator):
                 del counts[key]
         return EMPTY, (errs or EMPTY)
 
-    def flush(self, time: int):
+    def flush_pending(self) -> bool:
+        return bool(self.touched)
+
+    def flush(self, time: int, budget=None):
         oks: list = []
         errs: list = []
         get = self.counts.get
-        for key, old in self.touched.items():
+        for key, old in take_touched(self.touched, budget):
             new = get(key, 0)
             if (old > 0) != (new > 0):
                 oks.append((key, 1 if new > 0 else -1))
             if (old < 0) != (new < 0):
                 errs.append((NEG_MULT, 1 if new < 0 else -1))
-        self.touched.clear()
         return oks, (errs or EMPTY)

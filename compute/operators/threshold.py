@@ -9,7 +9,7 @@ routes them around these operators).
 """
 from __future__ import annotations
 
-from compute.operators import EMPTY, Operator
+from compute.operators import EMPTY, Operator, take_touched
 
 __all__ = ["NegateOp", "UnionOp", "ThresholdOp"]
 
@@ -52,14 +52,16 @@ class ThresholdOp(Operator):
                 del counts[row]
         return EMPTY, EMPTY
 
-    def flush(self, time: int):
+    def flush_pending(self) -> bool:
+        return bool(self.touched)
+
+    def flush(self, time: int, budget=None):
         out = []
         get = self.counts.get
-        for row, old in self.touched.items():
+        for row, old in take_touched(self.touched, budget):
             new = get(row, 0)
             o = old if old > 0 else 0
             n = new if new > 0 else 0
             if n != o:
                 out.append((row, n - o))
-        self.touched.clear()
         return out, EMPTY

@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 
 from sortedcontainers import SortedKeyList
 
-from compute.operators import EMPTY, Operator, column_getter
+from compute.operators import EMPTY, Operator, column_getter, take_touched
 from compute.relation import ColumnOrder
 
 __all__ = ["TopKOp", "sort_key_function"]
@@ -60,21 +60,34 @@ def sort_key_function(order_key: Sequence[ColumnOrder]):
             if v is None:
                 k.append(1 if o.nulls_last else 0)
                 k.append(0)
+                k.append(0)
             else:
                 k.append(0 if o.nulls_last else 1)
-                if o.desc:
+                if isinstance(v, _NUMERIC) and not isinstance(v, int) and _nan(v):
+                    k.append(-1 if o.desc else 1)  # NaN above every number
+                    k.append(0)
+                elif o.desc:
+                    k.append(0)
                     k.append(-v if isinstance(v, _NUMERIC) else Desc(v))
                 else:
+                    k.append(0)
                     k.append(v)
         for v in row:
             if v is None:
-                k.append(True)
+                k.append(2)
+                k.append(0)
+            elif isinstance(v, _NUMERIC) and not isinstance(v, int) and _nan(v):
+                k.append(1)
                 k.append(0)
             else:
-                k.append(False)
+                k.append(0)
                 k.append(v)
         return tuple(k)
     return key
+
+
+def _nan(v) -> bool:
+    return v != v if isinstance(v, float) else v.is_nan()
 
 
 class TopKOp(Operator):
@@ -162,12 +175,15 @@ class TopKOp(Operator):
             out[row] = c
         return out, 0
 
-    def flush(self, time: int):
+    def flush_pending(self) -> bool:
+        return bool(self.touched)
+
+    def flush(self, time: int, budget=None):
         oks: list = []
         errs: list = []
         groups = self.groups
         outputs = self.outputs
-        for g in self.touched:
+        for g in take_touched(self.touched, budget):
             st = groups.get(g)
             if st is None or not st[0]:
                 new, neg = {}, 0
@@ -192,5 +208,4 @@ class TopKOp(Operator):
                 outputs[g] = (new, neg)
             else:
                 outputs.pop(g, None)
-        self.touched.clear()
         return oks, (errs or EMPTY)

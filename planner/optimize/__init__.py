@@ -1,15 +1,20 @@
 """The optimizer: a pipeline of small pure rules run to a bounded fixpoint.
 
-Owns ``optimize(expr) -> expr`` and the order of ``RULES``.  Invariant: every rule
-preserves the plan's result (rows and data errors, up to errors that boolean
-short-circuiting legitimately avoids), and ``optimize`` terminates (at most
-``MAX_ROUNDS`` passes).  Each rule lives in its own module with its own tests.
-Deliberately not here: choosing arrangements or the fast path (``planner.peek``,
-``planner.lower``).
+Owns ``optimize(expr) -> expr`` and the order of ``RULES``.  Each rule lives in its own
+module with its own tests and is a pure ``verb_object`` function; rules keep the very
+same object when they change nothing, so the fixpoint test is usually an identity check.
+``extract_common_subexpressions`` runs once after the fixpoint (the other rules would
+otherwise fight over its Lets).  Invariant: every rule preserves the plan's rows (and
+its data errors, up to errors that boolean short-circuiting or filtering first
+legitimately avoids), and ``optimize`` terminates (at most ``MAX_ROUNDS`` rounds).  A
+rule that hits Python's recursion limit on a very deep plan is skipped (skipping a rule
+is always safe).  Deliberately not here: choosing arrangements or the fast path
+(``planner.peek``, ``planner.lower``).
 """
 from __future__ import annotations
 
 from planner.optimize.boolean import simplify_boolean_logic
+from planner.optimize.cse import extract_common_subexpressions
 from planner.optimize.empty import propagate_empty_collections
 from planner.optimize.fold import fold_constants
 from planner.optimize.fusion import fuse_map_filter_project
@@ -17,6 +22,7 @@ from planner.optimize.joins import canonicalize_join_equivalences
 from planner.optimize.lets import inline_lets
 from planner.optimize.predicates import push_down_predicates
 from planner.optimize.projections import push_down_projections
+from planner.optimize.redundant import remove_redundant_distinct, remove_redundant_threshold
 
 RULES = (
     inline_lets,
@@ -29,22 +35,34 @@ RULES = (
     push_down_projections,
     fuse_map_filter_project,
     propagate_empty_collections,
+    remove_redundant_distinct,
+    remove_redundant_threshold,
 )
+
+#: run once after the fixpoint: rules above may not undo it, and it must see the final plan
+FINAL_RULES = (extract_common_subexpressions,)
 
 MAX_ROUNDS = 8
 
 
-def optimize(expr, rules=RULES):
-    """Run ``rules`` in order until nothing changes (at most ``MAX_ROUNDS`` rounds)."""
+def _run(rule, expr):
+    try:
+        return rule(expr)
+    except RecursionError:
+        return expr  # a plan too deep for this rule: skipping a rule is always safe
+
+
+def optimize(expr, rules=RULES, final_rules=FINAL_RULES):
+    """Run ``rules`` in order until nothing changes (at most ``MAX_ROUNDS`` rounds), then
+    ``final_rules`` once."""
     for _ in range(MAX_ROUNDS):
         before = expr
         for rule in rules:
-            try:
-                expr = rule(expr)
-            except RecursionError:
-                continue  # a plan too deep for this rule: skipping a rule is always safe
-        if expr == before:
+            expr = _run(rule, expr)
+        if expr is before or expr == before:
             break
+    for rule in final_rules:
+        expr = _run(rule, expr)
     return expr
 
 
@@ -52,4 +70,5 @@ __all__ = [
     "optimize", "RULES", "fold_constants", "simplify_boolean_logic",
     "propagate_empty_collections", "push_down_predicates", "fuse_map_filter_project",
     "canonicalize_join_equivalences", "inline_lets", "push_down_projections",
+    "remove_redundant_distinct", "remove_redundant_threshold", "extract_common_subexpressions",
 ]

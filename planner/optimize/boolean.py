@@ -4,7 +4,8 @@ Owns: flattening nested AND/OR, dropping their identity elements, short-circuiti
 their absorbing elements, removing double negation, choosing the branch of an ``If``
 with a literal condition, and splitting a Filter's top-level ANDs into separate
 predicates (a row is kept iff all are true, exactly as for the AND), unwrapping
-``is_true`` at the top of a predicate, and NOT over IS [NOT] NULL.  Invariant: every
+``is_true`` at the top of a predicate, NOT over IS [NOT] NULL, and dropping
+``is_not_null(x)`` from a Filter that also compares ``x`` with a strict comparison.  Invariant: every
 rewrite is valid in SQL's three-valued logic (NULL is neither dropped nor invented).
 Deliberately not here: evaluation of fully constant subtrees (``fold_constants``).
 """
@@ -19,6 +20,11 @@ from planner.optimize.names import (
     is_and, is_not, is_or, make_and, make_or, AND, OR, IS_NOT_NULL, IS_NULL, IS_TRUE,
 )
 from planner.optimize.util import transform_up
+
+
+#: comparisons that are NULL when either side is NULL, so their being true implies both
+#: sides are not NULL
+STRICT_COMPARISONS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte"})
 
 
 def simplify_scalar(e):
@@ -70,7 +76,10 @@ def simplify_predicates(preds) -> tuple:
                 continue
             if q not in out:
                 out.append(q)
-    return tuple(out)
+    implied = {a for q in out if isinstance(q, Call) and q.func in STRICT_COMPARISONS
+               and len(q.args) == 2 for a in q.args}
+    return tuple(q for q in out if not (isinstance(q, Call) and q.func == IS_NOT_NULL
+                                        and q.args[0] in implied))
 
 
 def _simplify_node(e):

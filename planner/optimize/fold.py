@@ -108,6 +108,10 @@ def _fold_relation(expr):
     return Constant(rows, expr.arity())
 
 
+def _fold_node(e):
+    return _fold_relation(_node_scalars_fold(e))
+
+
 def fold_constants(expr):
     """Fold constant scalar subtrees everywhere, then relational subtrees over constants."""
-    return transform_up(expr, lambda e: _fold_relation(_node_scalars_fold(e)))
+    return transform_up(expr, _fold_node)

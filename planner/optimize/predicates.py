@@ -36,7 +36,10 @@ def _visit(e):
     kids = children(e)
     if not kids:
         return e
-    return with_children(e, [_visit(k) for k in kids])
+    new = [_visit(k) for k in kids]
+    if all(a is b for a, b in zip(new, kids)):
+        return e
+    return with_children(e, new)
 
 
 def _split(preds, ok):

@@ -39,6 +39,14 @@ def _select(child, child_demand, wanted):
 
 
 def _prune(e, demand: tuple):
+    out = _prune_node(e, demand)
+    # keep the original object when nothing was pruned (cheap: children compare by identity)
+    if out is not e and demand == tuple(range(len(demand))) and out == e:
+        return e
+    return out
+
+
+def _prune_node(e, demand: tuple):
     n = e.arity()
     if isinstance(e, Project):
         needed = tuple(sorted({e.outputs[d] for d in demand}))

@@ -1,8 +1,9 @@
 """Random plans and data for property tests of optimizer rules (and anyone's renderer).
 
 Owns a deterministic generator (``random.Random(seed)``) of well-formed RelationExprs
-over a few tables, using only the scalar functions of ``compute.reference``'s fallback
-(``eq lt add and or not is_null``), and of small random table contents with NULLs and
+over a few tables, using only the scalar functions ``eq lt add and or not is_null`` (all in
+``compute.reference``'s fallback; ``add_func="add_int4"`` makes them all real
+``compute.functions`` ids too), and of small random table contents with NULLs and
 duplicate rows.  Invariant: every generated plan is well formed (column references in
 range, Union inputs of equal arity) and cheap to evaluate with the reference evaluator.
 Deliberately not here: any notion of SQL; plans are built directly.
@@ -34,10 +35,12 @@ def random_data(rng: random.Random, tables=TABLES) -> dict:
 
 
 class PlanGen:
-    def __init__(self, rng: random.Random, tables=TABLES):
+    def __init__(self, rng: random.Random, tables=TABLES, add_func: str = "add"):
         self.rng = rng
         self.tables = tables
         self.next_local = 1
+        #: "add" for the reference fallback, "add_int4" for ``compute.functions``
+        self.add_func = add_func
 
     def scalar(self, n: int, depth: int = 2):
         r = self.rng
@@ -46,7 +49,7 @@ class PlanGen:
             return Column(r.randrange(n))
         if choice <= 1 or not n and choice < 4:
             return Literal(r.choice(VALUES), "int4")
-        return Call("add", (self.scalar(n, depth - 1), self.scalar(n, depth - 1)), "int4")
+        return Call(self.add_func, (self.scalar(n, depth - 1), self.scalar(n, depth - 1)), "int4")
 
     def predicate(self, n: int, depth: int = 2):
         r = self.rng
@@ -82,7 +85,7 @@ class PlanGen:
                          for _ in range(r.randint(0, 3)))
             return Constant(rows, n)
         kind = r.choice(["map", "filter", "filter", "project", "join", "join", "reduce",
-                         "topk", "union", "negate", "let", "flatmap", "distinct"])
+                         "topk", "union", "negate", "let", "flatmap", "distinct", "twice"])
         x = self.plan(depth - 1)
         n = x.arity()
         if kind == "map":
@@ -107,9 +110,12 @@ class PlanGen:
                                            self.scalar(n, 0) if n else Literal(True, "bool"),
                                            r.random() < 0.3, "int4", "int8")
                              for _ in range(r.randint(1, 2)))
+            if kind == "distinct" and r.random() < 0.5:
+                key = tuple(Column(i) for i in range(n))  # DISTINCT over every column
             if not key and not aggs:
                 key = (Literal(1, "int4"),)
-            return Reduce(Threshold(x), key, aggs, global_default=not key and r.random() < 0.7)
+            inner = x if isinstance(x, Reduce) else Threshold(x)  # a Reduce is never negative
+            return Reduce(inner, key, aggs, global_default=not key and r.random() < 0.7)
         if kind == "topk":
             if not n:
                 return x
@@ -132,10 +138,12 @@ class PlanGen:
             g = Get(lid, n)
             body = r.choice([Union((g, g)), Filter(g, (self.predicate(n),)), Join((g, g), ())])
             return Let(lid, x, body)
+        if kind == "twice":  # the same subplan twice (what decorrelation produces)
+            return Union((x, Negate(Filter(x, (self.predicate(n),))), x))
         if kind == "flatmap":
             return FlatMap(x, "generate_series", (Literal(1, "int4"), self.scalar(n, 0) if n else Literal(2, "int4")), 1)
         return x
 
 
-def random_plan(seed: int, depth: int = 3):
-    return PlanGen(random.Random(seed)).plan(depth)
+def random_plan(seed: int, depth: int = 3, add_func: str = "add"):
+    return PlanGen(random.Random(seed), add_func=add_func).plan(depth)

@@ -11,30 +11,58 @@ import dataclasses
 from typing import Callable
 
 from compute.relation import (
-    Constant, Get, Join, Let, LocalId, Union, children,
+    Constant, Filter, Get, Join, Let, LocalId, Map, Negate, Project, Reduce, Threshold, Union,
+    children,
 )
 from compute.scalar import Call, CallMzNow, Column, If, Literal
 
 
+def kids(expr) -> tuple:
+    """``compute.relation.children`` by exact type (the optimizer's hot path)."""
+    t = type(expr)
+    if t is Join or t is Union:
+        return expr.inputs
+    if t is Constant or t is Get:
+        return ()
+    if t is Let:
+        return (expr.value, expr.body)
+    return (expr.input,)
+
+
 def with_children(expr, new_children):
     """``expr`` with its relational inputs replaced (same order as ``children``)."""
-    new_children = tuple(new_children)
-    if isinstance(expr, (Constant, Get)):
+    t = type(expr)
+    if t is Map:
+        return Map(new_children[0], expr.scalars)
+    if t is Filter:
+        return Filter(new_children[0], expr.predicates)
+    if t is Project:
+        return Project(new_children[0], expr.outputs)
+    if t is Join:
+        return Join(tuple(new_children), expr.equivalences)
+    if t is Union:
+        return Union(tuple(new_children))
+    if t is Negate or t is Threshold:
+        return t(new_children[0])
+    if t is Reduce:
+        return Reduce(new_children[0], expr.group_key, expr.aggregates, expr.global_default)
+    if t is Constant or t is Get:
         return expr
-    if isinstance(expr, Let):
-        return dataclasses.replace(expr, value=new_children[0], body=new_children[1])
-    if isinstance(expr, (Join, Union)):
-        return dataclasses.replace(expr, inputs=new_children)
+    if t is Let:
+        return Let(expr.id, new_children[0], new_children[1])
     return dataclasses.replace(expr, input=new_children[0])
 
 
 def transform_up(expr, f: Callable):
-    """Apply ``f`` to every node, children first."""
-    kids = children(expr)
-    if kids:
-        new = tuple(transform_up(k, f) for k in kids)
-        if any(a is not b for a, b in zip(new, kids)):
-            expr = with_children(expr, new)
+    """Apply ``f`` to every node, children first (a node whose children ``f`` left alone
+    is passed to ``f`` as the very same object)."""
+    ks = kids(expr)
+    if ks:
+        new = [transform_up(k, f) for k in ks]
+        for a, b in zip(new, ks):
+            if a is not b:
+                expr = with_children(expr, new)
+                break
     return f(expr)
 
 

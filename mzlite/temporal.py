@@ -1,0 +1,92 @@
+"""Where ``mz_now()`` may appear in a maintained dataflow (materialized view, index, SUBSCRIBE).
+
+Owns the rule Materialize enforces: a dataflow that runs over time may use ``mz_now()`` only
+in a *temporal filter*, a ``WHERE`` conjunct of the form ``mz_now() <op> expr`` (or mirrored,
+``BETWEEN`` included) where ``<op>`` is one of ``< <= = >= >`` and ``expr`` reads only the row.
+Those predicates become validity intervals in the render's temporal MFP
+(``compute.operators.mfp.split_temporal``), which schedules each row's future insertion and
+retraction, so rows appear and disappear as time passes without any write.  Anything else
+(``mz_now()`` in the select list, under ``OR``, in an aggregate, a join condition, ...)
+would be evaluated once, when the row is processed, and silently go stale: it is refused
+with 0A000 instead.  A one-shot ``SELECT`` is not checked: it reads a single time, where
+``mz_now()`` is simply the read timestamp.
+
+Invariant: ``check_maintainable(expr)`` accepts exactly the predicates the temporal MFP
+turns into intervals (it asks the same ``split_temporal``).  Deliberately not here: the
+interval arithmetic (``compute.operators.mfp``) and binding ``mz_now()`` (``planner``).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from compute.mfp import MapFilterProject
+from compute.relation import AggregateExpr, Filter, children
+from compute.scalar import Call, CallMzNow, Column, If, Literal, contains_mz_now
+from sql import errors as E
+
+_SCALARS = (Call, CallMzNow, Column, If, Literal)
+
+
+def _is_temporal_filter(pred, arity: int) -> bool:
+    from compute.operators.mfp import split_temporal
+    split = split_temporal(MapFilterProject(arity, (), (pred,), tuple(range(arity))))
+    return split is not None and not split[0].predicates
+
+
+def _scalars(value):
+    if isinstance(value, _SCALARS):
+        yield value
+    elif isinstance(value, AggregateExpr):
+        yield value.expr
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _scalars(v)
+
+
+def check_maintainable(expr, what: str) -> None:
+    """Raise 0A000 when ``expr`` (a relation expression, views inlined) uses ``mz_now()``
+    anywhere but in a temporal filter; ``what`` names the object for the message."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        kids = set(map(id, children(node)))
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            if id(value) in kids or (isinstance(value, tuple) and value and id(value[0]) in kids):
+                continue
+            if isinstance(node, Filter) and f.name == "predicates":
+                for p in value:
+                    if contains_mz_now(p) and not _is_temporal_filter(p, node.input.arity()):
+                        raise E.error_for(
+                            E.FEATURE_NOT_SUPPORTED,
+                            f"unsupported temporal predicate in {what}: mz_now() must be directly compared "
+                            f"to an expression of the row (mz_now() <op> expr, <op> one of < <= = >= >, "
+                            f"or BETWEEN), in a conjunct of WHERE")
+                continue
+            for s in _scalars(value):
+                if contains_mz_now(s):
+                    raise E.error_for(E.FEATURE_NOT_SUPPORTED,
+                                      f"cannot materialize call to mz_now in {what}: outside a temporal "
+                                      f"filter in WHERE, its value would never change")
+        stack.extend(children(node))
+
+
+def _inlined(db, expr):
+    from planner.lower import resolve_imports
+    from planner.optimize import optimize
+    return resolve_imports(optimize(expr), db.lowering)[0]
+
+
+def checked(handler):
+    """Wrap the CREATE MATERIALIZED VIEW / CREATE INDEX handler with ``check_maintainable``."""
+    def wrapped(db, session, plan, stmt):
+        kind = type(plan).__name__
+        if kind == "CreateViewPlan" and plan.materialized:
+            check_maintainable(_inlined(db, plan.expr), f'materialized view "{plan.name}"')
+        elif kind == "CreateIndexPlan" and plan.on_id in db.catalog:
+            item = db.catalog.get(plan.on_id)
+            if item.kind == "view" and item.expr is not None:
+                check_maintainable(_inlined(db, item.expr), f'index on view "{item.name}"')
+        return handler(db, session, plan, stmt)
+    wrapped.__name__ = getattr(handler, "__name__", "ddl")
+    return wrapped

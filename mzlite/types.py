@@ -1,0 +1,159 @@
+"""PEP 249 type objects and type constructors.
+
+Owns: ``STRING``, ``BINARY``, ``NUMBER``, ``DATETIME``, ``ROWID`` (type objects that
+compare equal to the ``type_code`` of a ``cursor.description`` column of that kind, as
+psycopg's and sqlite3's ``DBAPITypeObject`` do) and the constructors ``Date``, ``Time``,
+``Timestamp``, ``DateFromTicks``, ``TimeFromTicks``, ``TimestampFromTicks`` and
+``Binary``.  Also the set of Python types a statement parameter may have
+(``ADAPTABLE_TYPES``) and ``check_parameters``, which refuses anything else with a
+``ProgrammingError`` naming the type, before the engine sees it.
+
+Invariant: a ``type_code`` is the display name of a SQL type (``"integer"``,
+``"double precision"``, ...; ``sql.types.display_name``), and every display name the
+engine can produce compares equal to exactly one of the type objects below, or to none
+when PEP 249 has no group for it (``boolean``, as in psycopg).
+Deliberately not here: converting values (the engine's rows already hold Python values:
+``int``, ``Decimal``, ``float``, ``str``, ``bool``, ``None``), or SQL type semantics
+(``sql.types``).
+"""
+from __future__ import annotations
+
+import datetime
+import decimal
+import time
+from typing import Any
+
+from sql.errors import ProgrammingError
+
+__all__ = ["DBAPITypeObject", "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp",
+           "DateFromTicks", "TimeFromTicks", "TimestampFromTicks", "Binary", "ADAPTABLE_TYPES",
+           "check_parameters"]
+
+
+class DBAPITypeObject:
+    """A PEP 249 type object: equal to every ``type_code`` (a type's display name) in its group.
+
+    ``NUMBER == "integer"`` and ``"integer" == NUMBER`` are both true; a type object is also
+    equal to itself.  Comparison ignores case and surrounding blanks."""
+
+    __slots__ = ("name", "values")
+
+    def __init__(self, name: str, *values: str):
+        self.name = name
+        self.values = frozenset(v.lower() for v in values)
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, DBAPITypeObject):
+            return self is other
+        if isinstance(other, str):
+            return other.strip().lower() in self.values
+        return NotImplemented
+
+    def __ne__(self, other: Any) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __contains__(self, type_code: str) -> bool:
+        """``"bigint" in NUMBER``: the same test as ``==``, spelt as membership."""
+        return self == type_code
+
+    def __repr__(self) -> str:
+        return f"mzlite.{self.name}"
+
+
+#: text-like types (PostgreSQL's string category, as display names)
+STRING = DBAPITypeObject("STRING", "text", "character varying", "varchar", "character", "char", "bpchar", "name",
+                         "string", "uuid", "jsonb", "json")
+#: binary strings
+BINARY = DBAPITypeObject("BINARY", "bytea", "bytes")
+#: numbers: the integer types, numeric, and the floating point types
+NUMBER = DBAPITypeObject("NUMBER", "smallint", "integer", "bigint", "numeric", "real", "double precision",
+                         "int2", "int4", "int8", "float4", "float8", "decimal", "oid", "uint2", "uint4", "uint8")
+#: dates, times, timestamps and intervals (including Materialize's mz_timestamp)
+DATETIME = DBAPITypeObject("DATETIME", "date", "time", "time without time zone", "time with time zone", "timetz",
+                           "timestamp", "timestamp without time zone", "timestamp with time zone", "timestamptz",
+                           "interval", "mz_timestamp")
+#: row identifiers (PostgreSQL's oid; mzlite has no row ids, so no column has this type today)
+ROWID = DBAPITypeObject("ROWID", "oid")
+
+# ---------------------------------------------------------------------------- constructors
+
+#: ``Date(year, month, day)``
+Date = datetime.date
+#: ``Time(hour, minute, second)``
+Time = datetime.time
+#: ``Timestamp(year, month, day, hour, minute, second)``
+Timestamp = datetime.datetime
+
+
+def DateFromTicks(ticks: float) -> datetime.date:  # noqa: N802 - PEP 249 name
+    """The local date ``ticks`` seconds after the epoch (``time.time()`` units)."""
+    return Date(*time.localtime(ticks)[:3])
+
+
+def TimeFromTicks(ticks: float) -> datetime.time:  # noqa: N802 - PEP 249 name
+    """The local time of day ``ticks`` seconds after the epoch."""
+    return Time(*time.localtime(ticks)[3:6])
+
+
+def TimestampFromTicks(ticks: float) -> datetime.datetime:  # noqa: N802 - PEP 249 name
+    """The local date and time ``ticks`` seconds after the epoch."""
+    return Timestamp(*time.localtime(ticks)[:6])
+
+
+def Binary(data) -> bytes:  # noqa: N802 - PEP 249 name
+    """A binary string value (``bytes``) from ``bytes``, ``bytearray``, ``memoryview`` or a ``str``
+    (encoded as UTF-8)."""
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    return bytes(data)
+
+
+# ---------------------------------------------------------------------------- parameters
+
+#: The Python types a parameter may have.  ``bool int float Decimal str None`` bind today;
+#: dates, times, intervals and bytes are accepted here and bound by the engine once it has
+#: the SQL types for them (until then the engine answers 0A000, NotSupportedError).
+ADAPTABLE_TYPES = (type(None), bool, int, float, decimal.Decimal, str, datetime.date, datetime.time,
+                   datetime.datetime, datetime.timedelta, bytes, bytearray, memoryview)
+
+
+def check_parameters(params) -> tuple:
+    """``params`` as a tuple of values, or ``ProgrammingError`` when it is not a sequence of
+    adaptable values (a ``str`` or a mapping is not a parameter sequence: mzlite's
+    paramstyle is ``qmark``, with ``$1`` also accepted)."""
+    if params is None:
+        return ()
+    if isinstance(params, (str, bytes, bytearray)) or hasattr(params, "keys"):
+        raise ProgrammingError(f"parameters must be a sequence (paramstyle is qmark), not "
+                               f"{type(params).__name__}")
+    try:
+        values = tuple(params)
+    except TypeError:
+        raise ProgrammingError(f"parameters must be a sequence, not {type(params).__name__}") from None
+    if all(type(v) in _EXACT for v in values):
+        return values
+    out = []
+    for i, v in enumerate(values, 1):
+        if type(v) in _EXACT:
+            out.append(v)
+        elif isinstance(v, bool):
+            out.append(bool(v))
+        elif isinstance(v, int):  # IntEnum, numpy-free int subclasses: bind the plain value
+            out.append(int(v))
+        elif isinstance(v, float):
+            out.append(float(v))
+        elif isinstance(v, str):
+            out.append(str(v))
+        elif isinstance(v, ADAPTABLE_TYPES):
+            out.append(v)
+        else:
+            raise ProgrammingError(f"cannot adapt type '{type(v).__name__}' of parameter ${i}; supported types: "
+                                   f"None, bool, int, float, Decimal, str", sqlstate="42804")
+    return tuple(out)
+
+
+_EXACT = frozenset({type(None), bool, int, float, decimal.Decimal, str})

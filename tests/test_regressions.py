@@ -1,0 +1,49 @@
+"""Regressions found while integrating: each test names the defect it pins."""
+import pytest
+
+import mzlite
+
+
+@pytest.fixture(params=[True, False], ids=["interactive", "maintenance-only"])
+def con(request):
+    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
+    c.execute("SET statement_timeout = 20000")
+    yield c
+    c.close()
+
+
+def test_self_join_through_let_keeps_its_projection_when_maintained(con):
+    """A join whose two inputs are the same Let binding produced unprojected rows ((1, 1)
+    instead of (1,)) on incremental updates, while one-shot reads were right."""
+    q = "SELECT c.id FROM customers c, (SELECT DISTINCT id FROM customers) d WHERE c.id = d.id"
+    con.execute("CREATE TABLE customers (id int NOT NULL, region text NOT NULL)")
+    con.execute(f"CREATE MATERIALIZED VIEW v AS {q}")
+    con.execute("INSERT INTO customers VALUES (1, 'east')")
+    con.execute("INSERT INTO customers VALUES (1, 'east')")
+    assert sorted(con.execute("SELECT * FROM v").fetchall()) == [(1,), (1,)]
+    assert sorted(con.execute(q).fetchall()) == [(1,), (1,)]
+
+
+def test_dropping_an_index_another_index_imports_keeps_the_importer_current(con):
+    """An index on a view imported the table's index; dropping the table's index stopped the
+    imported arrangement, so reads of the view's index waited forever."""
+    con.execute("CREATE TABLE t (a int, b int)")
+    con.execute("INSERT INTO t VALUES (1, 10), (2, 20)")
+    con.execute("CREATE INDEX t_a ON t (a)")
+    con.execute("CREATE VIEW sums AS SELECT a, sum(b) AS s FROM t GROUP BY a")
+    con.execute("CREATE INDEX sums_a ON sums (a)")
+    assert sorted(con.execute("SELECT * FROM sums").fetchall()) == [(1, 10), (2, 20)]
+    con.execute("DROP INDEX t_a")
+    con.execute("INSERT INTO t VALUES (1, 5)")
+    assert sorted(con.execute("SELECT * FROM sums").fetchall()) == [(1, 15), (2, 20)]
+
+
+def test_scalar_subquery_with_no_rows_is_null_and_two_rows_is_an_error(con):
+    """A scalar subquery's cardinality guard named a function no implementation had, and the
+    failed dataflow left its peek waiting forever instead of answering with an error."""
+    con.execute("CREATE TABLE emp (id int, salary int)")
+    con.execute("INSERT INTO emp VALUES (1, 10), (2, 20)")
+    assert con.execute("SELECT (SELECT salary FROM emp WHERE id = 99)").fetchall() == [(None,)]
+    with pytest.raises(mzlite.Error) as e:
+        con.execute("SELECT (SELECT salary FROM emp)").fetchall()
+    assert e.value.sqlstate == "21000"
