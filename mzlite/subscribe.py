@@ -540,7 +540,7 @@ def fetch(db, session, plan, stmt):
         try:  # never hold the database while waiting for a stream
             while True:
                 try:
-                    break
+                    lock.release()
                 except RuntimeError:
                     break
                 released += 1

@@ -333,7 +333,8 @@ def _view(b: Binder, stmt, name, loc, query, aliases, materialized, if_not_exist
 
 
 def _create_view(b, stmt, node):
-    return _view(b, stmt, node.view.relname, node.view.location, node.query, node.aliases, False, False, node.replace)
+    return _view(b, stmt, node.view.relname, node.view.location, node.query, node.aliases, False,
+                 getattr(stmt, "if_not_exists", False), node.replace)
 
 
 def _create_mv(b, stmt, node):

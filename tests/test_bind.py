@@ -210,6 +210,7 @@ def test_create_views(cat):
     p = plan(cat, "create materialized view mm as select a from v")
     assert p.materialized and p.depends_on == frozenset({user(2), user(3)})
     assert err(cat, "create view v as select 1").sqlstate == "42P07"
+    assert plan(cat, "create view if not exists v as select 1").if_not_exists
     p = plan(cat, "create or replace view v as select 2 as a")
     assert p.replaces == user(3)
     assert err(cat, "create view w as select a, a from t").sqlstate == "42701"

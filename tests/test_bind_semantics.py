@@ -186,6 +186,10 @@ QUERIES = [
     "select * from t where (a, b) = (2, 20) or (a, c) <> (4, 'x')",
     "select * from t where (a, b) in ((1, 10), (4, 10), (3, 30))",
     "select * from t where a in (select u.a from u where u.d > t.b)",
+    "select a, string_agg(c, ',') from t where a <> 4 group by a",
+    "select a, string_agg(c, '-') filter (where b is not null) from t where a <> 4 group by a",
+    "select 1 having true",
+    "select count(*) from t having count(*) > 100",
 ]
 
 

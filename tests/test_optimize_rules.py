@@ -343,3 +343,16 @@ def test_extract_common_subexpressions_never_hoists_local_reads():
     x = Filter(Get(l, 2), (eq(c(0), lit(1)),))
     e = Let(l, A, Union((Project(x, (0, 1)), Project(x, (0, 1)))))
     assert extract_common_subexpressions(e) == e
+
+
+def test_fuse_flattens_nested_unions():
+    assert fuse_map_filter_project(Union((A, Union((A, Negate(A))), A))) == Union((A, A, Negate(A), A))
+
+
+def test_optimize_is_idempotent_on_random_plans():
+    """Sabotage: dropping the tidy-up after CSE (FINAL_RULES = CSE only) -> red."""
+    import random
+    from planner.optimize.random_plans import random_plan
+    for s in range(300):
+        once = optimize(random_plan(s, random.Random(s).randint(1, 5)))
+        assert optimize(once) == once, s

@@ -188,6 +188,8 @@ def test_explain_forms():
     assert e.stage == "timestamp"
     e = parse_one("explain plan for create index on t (a)").node
     assert e.statement.kind == "create_index"
+    assert parse_one("explain optimized plan select 1").node.statement.kind == "select"
+    assert parse_one("explain optimized plan as text for select 1").node.format == "text"
     e = parse_one("explain select * from t as of 3").node
     assert e.statement.as_of is not None
 
@@ -198,6 +200,12 @@ def test_explain_inner_positions():
     inner = e.statement
     col = inner.node.targetList[0].val
     assert text[inner.position(col.location) - 1:].startswith("nope")
+
+
+def test_create_view_if_not_exists():
+    s = parse_one("create view if not exists v as select 1")
+    assert s.kind == "create_view" and s.if_not_exists
+    assert not parse_one("create view v as select 1").if_not_exists
 
 
 def test_default_index():

@@ -12,8 +12,10 @@ key (the render passes such imports in ``arranged``) is not copied: its arrangem
 read through the import handle, lazily, and a per-key cache plus an overlay of the
 current time's deltas keep it equal to "the import at the time being processed".  Its
 hydration chunks are ignored (the import already holds them) and the render may skip
-reading them (``ignores_hydration``).  The handle is read at the time being processed; its since
-must not pass the dataflow's frontier.
+reading them (``ignores_hydration``).  The handle is read at the time being processed,
+which its since never passes (the render refuses imports compacted past its read
+frontier).  A ``project`` (a Project right above the Join) is fused in: output rows are
+built already projected, in one ``itemgetter`` over the path-order row.
 
 Equivalences use datum equality (NULL = NULL) as in MIR; classes not fully enforced by
 the lookups of a path are checked on its output rows.  An input-local key expression that

@@ -1,7 +1,8 @@
 """Map/Filter/Project (fused), including temporal filters over ``mz_now()``.
 
 Owns ``MfpOp``: applies a compiled ``MapFilterProject`` to each chunk of updates.  It
-is linear, so it emits from ``push``.  Rows are grouped by diff (almost always +1 and
+is linear, so it emits from ``push``.  A pure projection is applied by ``itemgetter``
+keeping each row's diff; otherwise rows are grouped by diff (almost always +1 and
 -1) so the compiled batch function runs over plain row lists; errors carry the diff
 of the row that raised them, so a retracted bad row retracts its error.
 

@@ -40,7 +40,9 @@ RULES = (
 )
 
 #: run once after the fixpoint: rules above may not undo it, and it must see the final plan
-FINAL_RULES = (extract_common_subexpressions,)
+#: (inline_lets and fusion then tidy the Lets CSE left bound to a bare Get and the Unions
+#: that inlining nests; neither can undo a Let used twice)
+FINAL_RULES = (extract_common_subexpressions, inline_lets, fuse_map_filter_project)
 
 MAX_ROUNDS = 8
 

@@ -1,6 +1,7 @@
 """fuse_map_filter_project: merge adjacent per-row operators and drop no-ops.
 
-Owns: Filter∘Filter, Map∘Map, Project∘Project fusion, nested-Join flattening (a Join
+Owns: Filter∘Filter, Map∘Map, Project∘Project fusion, nested-Union flattening,
+nested-Join flattening (a Join
 input that is itself a Join is spliced in, its equivalences shifted), and removal of
 identity Projects, empty Maps and empty Filters; a Join loses its unit inputs (arity 0,
 one row), and a Join of one input becomes a Filter of datum equalities
@@ -11,7 +12,7 @@ come first).  Deliberately not here: moving operators past each other
 """
 from __future__ import annotations
 
-from compute.relation import Constant, Join, Map, Filter, Project
+from compute.relation import Constant, Join, Map, Filter, Project, Union
 from compute.scalar import columns_referenced, permute
 
 from planner.optimize.names import make_not_distinct
@@ -46,6 +47,11 @@ def _fuse(e):
         if e.outputs == tuple(range(e.input.arity())):
             return e.input
         return e
+    if isinstance(e, Union) and any(isinstance(x, Union) for x in e.inputs):
+        flat = []
+        for x in e.inputs:
+            flat.extend(x.inputs if isinstance(x, Union) else (x,))
+        return Union(tuple(flat))
     if isinstance(e, Join) and any(_is_unit(x) for x in e.inputs):
         kept = tuple(x for x in e.inputs if not _is_unit(x))
         if not kept:
