@@ -22,6 +22,9 @@ Invariants protected here:
 * **Geometric merging**: after ``maintain`` runs to completion, each batch is at least
   twice the size of the next, so the number of batches stays logarithmic in the number
   of updates and ``lookup`` costs O(batches) dict probes.
+* **Reader holds**: the applied ``since`` never passes a live ``SpineHold`` (an importing
+  dataflow holds its read frontier, as a DD trace handle does); the latest request is
+  applied once the holds allow it.
 * ``insert(batch)`` requires ``batch.lower == upper`` and advances ``upper`` to
   ``batch.upper``; ``since``/``upper`` only advance.
 
@@ -36,7 +39,7 @@ from typing import Any, Callable, Iterable, Optional
 from compute.persist import SinceError
 from compute.timestamp import Frontier, frontier_le
 
-__all__ = ["Batch", "Spine", "ReadHandle", "SinceError", "build_batch", "EAGER_MERGE_FUEL"]
+__all__ = ["Batch", "Spine", "SpineHold", "ReadHandle", "SinceError", "build_batch", "EAGER_MERGE_FUEL"]
 
 #: records an ``insert`` may spend merging small batches eagerly (bigger merges wait for
 #: ``maintain``), so a stream of tiny batches never piles up between maintenance calls
@@ -276,6 +279,23 @@ class ReadHandle(tuple):
         return f"ReadHandle({len(self.batches)} batches, since={self.since}, upper={self.upper})"
 
 
+class SpineHold:
+    """A reader's hold on a spine's since (see ``Spine.acquire_hold``)."""
+
+    __slots__ = ("spine", "token")
+
+    def __init__(self, spine: "Spine", token: int):
+        self.spine = spine
+        self.token = token
+
+    def downgrade(self, time: Frontier) -> None:
+        """Allow compaction up to ``time`` (only advances; None releases)."""
+        self.spine._downgrade(self.token, time)
+
+    def release(self) -> None:
+        self.spine._downgrade(self.token, None)
+
+
 class Spine:
     """A maintained arrangement (see the module docstring for its invariants)."""
 
@@ -292,6 +312,11 @@ class Spine:
         #: batch boundaries ``< physical`` may disappear in a merge (None: any may)
         self.physical: Frontier = None
         self._listeners: list[Callable[[], None]] = []
+        #: the latest logical compaction requested (the applied since may lag behind it)
+        self._requested: Frontier = since
+        #: live reader holds: token -> time (each only advances)
+        self._holds: dict[int, int] = {}
+        self._next_hold = 1
 
     # ------------------------------------------------------------ state
     @property
@@ -364,11 +389,47 @@ class Spine:
         self._notify()
 
     def set_logical_compaction(self, since: Frontier) -> None:
-        """Allow reads at ``since`` and later only (only advances)."""
-        h = self._h
-        if h.since is None or (since is not None and since <= h.since):
+        """Allow reads at ``since`` and later only (only advances).  The applied since
+        stays at or below every live ``SpineHold`` (the request is remembered and applied
+        as the holds advance or go away)."""
+        r = self._requested
+        if r is None or (since is not None and since <= r):
             return
-        self._h = ReadHandle(h.batches, since, h.upper, h.key_fn)
+        self._requested = since
+        self._apply_since()
+
+    def _apply_since(self) -> None:
+        target = self._requested
+        for t in self._holds.values():
+            if target is None or t < target:
+                target = t
+        h = self._h
+        if h.since is None or (target is not None and target <= h.since):
+            return
+        self._h = ReadHandle(h.batches, target, h.upper, h.key_fn)
+
+    def acquire_hold(self, time: int) -> "SpineHold":
+        """A reader's hold: since will not pass ``time`` until the hold is downgraded or
+        released (the importing dataflow's read frontier, as a trace handle in DD)."""
+        h = self._h
+        if h.since is None or time < h.since:
+            raise SinceError(f"cannot hold at {time}: since is {h.since}")
+        token = self._next_hold
+        self._next_hold += 1
+        self._holds[token] = time
+        return SpineHold(self, token)
+
+    def _downgrade(self, token: int, time: Frontier) -> None:
+        old = self._holds.get(token)
+        if old is None:
+            return
+        if time is None:
+            del self._holds[token]
+        elif time > old:
+            self._holds[token] = time
+        else:
+            return
+        self._apply_since()
 
     def set_physical_compaction(self, frontier: Frontier) -> None:
         """Batch boundaries below ``frontier`` may disappear in merges (None: any)."""

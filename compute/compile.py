@@ -8,9 +8,13 @@ constants are bound as keyword-only default arguments (locals, not globals); a s
 call is made only with non-NULL arguments; ``If`` evaluates only the branch its
 condition picks, ``coalesce`` stops at its first non-NULL argument and ``and``/``or``
 stop at the first false/true argument, so ``CASE WHEN x = 0 THEN 0 ELSE 1/x END``
-never errors.  In an MFP, a predicate is evaluated as soon as the columns it reads are
-available and a map expression only when a predicate or the output needs it, so a row
-that a predicate drops never evaluates the map expressions only the output needs.
+never errors.  In an MFP, predicates are tested in the given order, each as soon as the
+map expressions it reads are computed, and a map expression is computed only when a
+predicate or the output needs it, so a row that a predicate drops never evaluates the map
+expressions only the output (or a later predicate) needs.
+A top-level predicate that is a strict inline call compiles to one ``if`` test (no
+temporary), after which its arguments are known non-NULL and later NULL checks on them
+are dropped.  ``interpret`` is the same semantics as a tree walk, for constant folding.
 Deliberately not here: the semantics of each function (``compute.functions``) and any
 SQL typing (``sql.functions``); ``compute`` never imports ``sql``.
 """
@@ -25,7 +29,7 @@ from compute.mfp import MapFilterProject
 from compute.scalar import Call, CallMzNow, Column, If, Literal, ScalarExpr, columns_referenced
 
 __all__ = ["compile_scalar", "compile_predicates", "compile_mfp", "compile_mfp_row", "evaluate_constant",
-           "generated_source"]
+           "interpret", "generated_source"]
 
 _NONNULL_RESULT = {"is_null", "is_not_null", "is_true", "is_not_true", "is_false", "is_not_false",
                    "is_distinct_from", "is_not_distinct_from", "record", "concat"}
@@ -153,44 +157,68 @@ class _Gen:
         return not (name[0].isdigit() or name[0] in "'\"-" or name in ("True", "False")
                     or (name.startswith("_k") and name in self.env))
 
+    # The lazy forms below stay flat: a CASE with many WHENs or a long COALESCE adds
+    # one indentation level, not one per branch (Python allows 100 levels).
+
     def emit_if(self, e: If) -> str:
         t = self.fresh()
         c = self.emit(e.cond)
-        self.line(f"if {c} is True:")
+        if not isinstance(e.els, If):
+            self.line(f"if {c} is True:")
+            self.indent += 1
+            self.line(f"{t} = {self.emit(e.then)}")
+            self.indent -= 1
+            self.line("else:")
+            self.indent += 1
+            self.line(f"{t} = {self.emit(e.els)}")
+            self.indent -= 1
+            return t
+        # CASE WHEN c1 THEN v1 WHEN c2 THEN v2 ... ELSE v END, as a flat chain
+        done = self.fresh("m")
+        self.line(f"{done} = {c} is True")
+        self.line(f"if {done}:")
         self.indent += 1
         self.line(f"{t} = {self.emit(e.then)}")
         self.indent -= 1
-        self.line("else:")
+        e = e.els
+        while isinstance(e, If):
+            self.line(f"if not {done}:")
+            self.indent += 1
+            c = self.emit(e.cond)
+            self.line(f"if {c} is True:")
+            self.line(f"    {done} = True")
+            self.indent += 1
+            self.line(f"{t} = {self.emit(e.then)}")
+            self.indent -= 2
+            e = e.els
+        self.line(f"if not {done}:")
         self.indent += 1
-        self.line(f"{t} = {self.emit(e.els)}")
+        self.line(f"{t} = {self.emit(e)}")
         self.indent -= 1
         return t
 
     def emit_coalesce(self, args) -> str:
         t = self.fresh()
-        depth = 0
         for i, a in enumerate(args):
-            self.line(f"{t} = {self.emit(a)}")
-            if i + 1 < len(args):
+            if i:
                 self.line(f"if {t} is None:")
                 self.indent += 1
-                depth += 1
-        self.indent -= depth
+            self.line(f"{t} = {self.emit(a)}")
+            if i:
+                self.indent -= 1
         return t
 
     def _emit_andor(self, args, stop: bool) -> str:
         # three-valued: ``stop`` (False for and, True for or) wins; else NULL if any NULL
         t = self.fresh()
         self.line(f"{t} = {self.emit(args[0])}")
-        depth = 0
         for a in args[1:]:
             self.line(f"if {t} is not {stop}:")
             self.indent += 1
-            depth += 1
             v = self.emit(a)
             self.line(f"if {v} is {stop} or {v} is None:")
             self.line(f"    {t} = {v}")
-        self.indent -= depth
+            self.indent -= 1
         return t
 
     def emit_and(self, args) -> str:
@@ -218,24 +246,25 @@ def _load_columns(gen: _Gen, cols, row: str = "row") -> None:
             gen.line(f"c{i} = {row}[{i}]")
 
 
+#: compiled functions by the repr of what they compute (repr, not ==: Decimal('1.0') ==
+#: Decimal('1.00') but they print differently); bounded, shared by every thread
 _CACHE: dict[str, Callable] = {}
-_SOURCES: dict[int, str] = {}
 
 
 def _cached(key: str, build: Callable[[], tuple[Callable, str]]) -> Callable:
     fn = _CACHE.get(key)
     if fn is None:
         fn, src = build()
+        fn.__mz_source__ = src
         if len(_CACHE) > 4096:
             _CACHE.clear()
         _CACHE[key] = fn
-        _SOURCES[id(fn)] = src
     return fn
 
 
 def generated_source(fn: Callable) -> str | None:
     """The Python source a compiled function was generated from (for EXPLAIN and tests)."""
-    return _SOURCES.get(id(fn))
+    return getattr(fn, "__mz_source__", None)
 
 
 def compile_scalar(expr: ScalarExpr) -> Callable[..., Any]:
@@ -263,10 +292,51 @@ def compile_predicates(preds: Sequence[ScalarExpr]) -> Callable[..., bool]:
 
 
 def evaluate_constant(expr: ScalarExpr) -> Any:
-    """The value of a column-free expression; raises ``EvalError`` on a data error."""
+    """The value of a column-free expression; raises ``EvalError`` on a data error.
+
+    Constant folding happens once per literal at plan time (an INSERT of 10,000 literal
+    rows folds 10,000 casts), so this walks the tree instead of generating code; the
+    walk has the compiled code's semantics (``tests/test_compile.py`` checks both)."""
     if columns_referenced(expr):
         raise ValueError("evaluate_constant: expression reads columns")
-    return compile_scalar(expr)(())
+    return interpret(expr, ())
+
+
+def interpret(e: ScalarExpr, row: tuple, time: Any = None) -> Any:
+    """Tree-walking evaluation with the compiled semantics (laziness, strictness)."""
+    if isinstance(e, Literal):
+        return e.value
+    if isinstance(e, Column):
+        return row[e.index]
+    if isinstance(e, Call):
+        impl = FUNCTIONS.get(e.func)
+        if impl is None:
+            raise AssertionError(f"compile: unknown function {e.func!r}")
+        if impl.lazy:
+            if e.func == "coalesce":
+                for a in e.args:
+                    v = interpret(a, row, time)
+                    if v is not None:
+                        return v
+                return None
+            stop = e.func == "or"
+            res = not stop
+            for a in e.args:
+                v = interpret(a, row, time)
+                if v is stop:
+                    return stop
+                if v is None:
+                    res = None
+            return res
+        vals = [interpret(a, row, time) for a in e.args]
+        if impl.strict and None in vals:
+            return None
+        return impl.fn(*vals)
+    if isinstance(e, If):
+        return interpret(e.then if interpret(e.cond, row, time) is True else e.els, row, time)
+    if isinstance(e, CallMzNow):
+        return time
+    raise AssertionError(f"compile: not a scalar expression: {e!r}")
 
 
 def _emit_mfp_body(gen: _Gen, mfp: MapFilterProject, row: str, on_drop: str, on_keep: Callable[[str], str]):
@@ -298,11 +368,7 @@ def _emit_mfp_body(gen: _Gen, mfp: MapFilterProject, row: str, on_drop: str, on_
         gen.columns[j] = f"c{j}"
         computed.add(j)
 
-    def support(e) -> int:
-        cols = columns_referenced(e)
-        return max(cols) if cols else -1
-
-    for p in sorted(mfp.predicates, key=support):
+    for p in mfp.predicates:  # in the planner's order: an earlier one may guard a later one
         for c in sorted(columns_referenced(p)):
             ensure(c)
         gen.emit_filter(p, on_drop)
@@ -318,6 +384,9 @@ def _emit_mfp_body(gen: _Gen, mfp: MapFilterProject, row: str, on_drop: str, on_
 def compile_mfp(mfp: MapFilterProject) -> Callable[..., tuple[list[tuple], list[EvalError]]]:
     """``f(rows, time=None) -> (output_rows, errors)``; a row whose evaluation raises
     ``EvalError`` is dropped and its error collected; row order is preserved."""
+    if not mfp.expressions and not mfp.predicates:
+        return _cached("m" + repr(mfp), lambda: _project_only(mfp.output_projection(), mfp.input_arity))
+
     def build():
         gen = _Gen({})
         gen.line("out = []")
@@ -335,6 +404,18 @@ def compile_mfp(mfp: MapFilterProject) -> Callable[..., tuple[list[tuple], list[
         gen.line("return out, errs")
         return gen.build("rows", "_mfp")
     return _cached("m" + repr(mfp), build)
+
+
+def _project_only(proj: tuple[int, ...], arity: int) -> tuple[Callable, str]:
+    """The MFP that only projects: a list copy or one comprehension, no per-row try."""
+    if tuple(proj) == tuple(range(arity)):
+        src = "def _mfp(rows, time=None):\n    return list(rows), []\n"
+    else:
+        cols = "".join(f"row[{c}], " for c in proj)
+        src = f"def _mfp(rows, time=None):\n    return [({cols}) for row in rows], []\n"
+    ns: dict[str, Any] = {}
+    exec(compile(src, "<mzlite:_mfp>", "exec"), ns)
+    return ns["_mfp"], src
 
 
 def compile_mfp_row(mfp: MapFilterProject) -> Callable[..., tuple | None]:

@@ -3,15 +3,15 @@
 Owns: ``FUNCTIONS: dict[func_id, FuncImpl]``, the Python implementation of each func id
 that ``sql.functions`` resolves to (arithmetic with PostgreSQL's overflow and
 division-by-zero errors, comparisons, three-valued logic, casts, math functions; the text
-functions and text I/O live in ``compute.functions_text``), the numeric arithmetic
-context, and ``sum_finish`` / ``avg_finish`` / ``variance_finish`` used by the reduce
-operator.
+functions and text I/O live in ``compute.functions_text`` and numeric (Decimal) arithmetic
+in ``compute.functions_numeric``, split only to keep modules short), and ``sum_finish`` /
+``avg_finish`` / ``variance_finish`` used by the reduce operator.
 Invariants: an implementation raises only ``EvalError`` for bad data (never a bare Python
 exception); a ``strict`` implementation is never called with a NULL argument (the
 compiler checks); an ``inline`` template is a Python expression equivalent to calling
 ``fn`` on non-NULL arguments.  Numeric values are ``Decimal`` computed in
-``NUMERIC_CONTEXT`` (1000 digits), never the thread's default 28-digit context, and
-results carry PostgreSQL's display scale.
+``NUMERIC_CONTEXT`` or a context sized for the result, never the thread's default
+28-digit context, and results carry PostgreSQL's display scale.
 Deliberately not here: NULL propagation and laziness (``compute.compile``: ``and``,
 ``or``, ``coalesce`` are compiled specially), and SQL signatures (``sql.functions``).
 Comparisons on float8/numeric (``eq_float8``, ``lt_numeric``, ...) are NaN-aware as in
@@ -110,6 +110,20 @@ def _make_int_ops(t: str):
     _reg(f"neg_{t}", lambda a: chk(-a), inline=f"(-{{0}} if {{0}} != {lo} else _ovf_{t}())", env=env)
     _reg(f"abs_{t}", lambda a: chk(abs(a)), inline=f"(abs({{0}}) if {{0}} != {lo} else _ovf_{t}())", env=env)
     _reg(f"sign_{t}", lambda a: (a > 0) - (a < 0))
+    bits = 64 if t == "int8" else 16 if t == "int2" else 32
+    mask, half = (1 << bits) - 1, 1 << (bits - 1)
+    shift_mask = 63 if t == "int8" else 31  # C shifts of int/int64 on x86 use the count mod width
+
+    def wrap(v):
+        v &= mask
+        return v - (1 << bits) if v >= half else v
+
+    _reg(f"bitand_{t}", lambda a, b: a & b, inline="({0} & {1})")
+    _reg(f"bitor_{t}", lambda a, b: a | b, inline="({0} | {1})")
+    _reg(f"bitxor_{t}", lambda a, b: a ^ b, inline="({0} ^ {1})")
+    _reg(f"bitnot_{t}", lambda a: ~a, inline="(~{0})")
+    _reg(f"shl_{t}", lambda a, b: wrap(a << (b & shift_mask)))
+    _reg(f"shr_{t}", lambda a, b: a >> (b & shift_mask))
     return chk
 
 
@@ -504,8 +518,10 @@ def variance_finish(count: int, total, total_sq, func: str, output_type: str):
     if output_type == "float8":
         n = float(count)
         sx, sxx = float(total), float(total_sq)
-        num = sxx - sx * sx / n
-        var = max(num, 0.0) / (n - 1 if sample else n)
+        num = n * sxx - sx * sx  # PostgreSQL <= 11's float8 formula (it keeps no running mean)
+        if num <= 0.0:
+            return 0.0
+        var = num / (n * (n - 1.0 if sample else n))
         return math.sqrt(var) if stddev else var
     sx = total if isinstance(total, Decimal) else Decimal(total)
     sxx = total_sq if isinstance(total_sq, Decimal) else Decimal(total_sq)

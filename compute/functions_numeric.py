@@ -105,6 +105,17 @@ def round_numeric(a: Decimal, s: int = 0) -> Decimal:
     return q
 
 
+def trunc_numeric(a: Decimal, s: int = 0) -> Decimal:
+    if not a.is_finite():
+        return a
+    s = max(min(s, 2000), -131072)
+    ctx = decimal.Context(prec=max(a.adjusted(), 0) + max(s, 0) + 5, Emax=999999, Emin=-999999)
+    q = a.quantize(Decimal(1).scaleb(-s), rounding=decimal.ROUND_DOWN, context=ctx)
+    if s < 0:
+        q = q.quantize(_D1, context=_C)
+    return q
+
+
 def _n_to_int_places(a, rounding):
     if not a.is_finite():
         return a
@@ -208,5 +219,6 @@ NUMERIC_ENTRIES = [
     ("ln_numeric", _n_guard(_n_ln)),
     ("exp_numeric", _n_guard(_n_exp)),
     ("log10_numeric", _n_guard(_n_log10)),
+    ("trunc_numeric_int4", _n_guard(trunc_numeric)),
     ("div_trunc_numeric", _n_guard(_n_div_trunc)),
 ]

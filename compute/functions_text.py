@@ -193,6 +193,13 @@ def substr(s, start, count=None):
     return s[begin - 1:end - 1]
 
 
+def overlay(s, new, start, count=None):
+    """PostgreSQL's text_overlay: substr(s, 1, start - 1) || new || substr(s, start + count)."""
+    if count is None:
+        count = len(new)
+    return substr(s, 1, start - 1) + new + substr(s, start + count)
+
+
 def replace(s, old, new):
     return s if old == "" else s.replace(old, new)
 
@@ -320,6 +327,83 @@ def not_ilike(s, pattern):
     return like_regex(pattern.lower(), True).fullmatch(s.lower()) is None
 
 
+@lru_cache(maxsize=1024)
+def _regex(pattern: str, case_insensitive: bool = False):
+    try:
+        return re.compile(pattern, re.IGNORECASE if case_insensitive else 0)
+    except re.error as e:
+        raise EvalError("2201B", f"invalid regular expression: {e.msg}") from None
+
+
+def regex_match(s, pattern):
+    return _regex(pattern).search(s) is not None
+
+
+def regex_imatch(s, pattern):
+    return _regex(pattern, True).search(s) is not None
+
+
+def _pg_replacement(rep: str) -> str:
+    """PostgreSQL's replacement syntax (\\n group, \\& whole match) as Python's."""
+    out = []
+    i = 0
+    while i < len(rep):
+        c = rep[i]
+        if c == "\\" and i + 1 < len(rep):
+            nxt = rep[i + 1]
+            if nxt.isdigit():
+                out.append(f"\\g<{nxt}>")
+            elif nxt == "&":
+                out.append("\\g<0>")
+            else:
+                out.append(nxt.replace("\\", "\\\\"))
+            i += 2
+            continue
+        out.append("\\\\" if c == "\\" else c)
+        i += 1
+    return "".join(out)
+
+
+def regexp_replace(s, pattern, rep, flags=""):
+    for f in flags:
+        if f not in "gi":
+            raise EvalError("22023", f"invalid regular expression option: \"{f}\"")
+    rx = _regex(pattern, "i" in flags)
+    try:
+        return rx.sub(_pg_replacement(rep), s, count=0 if "g" in flags else 1)
+    except (re.error, IndexError) as e:
+        raise EvalError("2201B", f"invalid regular expression: {e}") from None
+
+
+def ascii_(s):
+    return ord(s[0]) if s else 0
+
+
+def chr_(n):
+    if n == 0:
+        raise EvalError("54000", "null character not permitted")
+    if n < 0:
+        raise EvalError("22023", "character number must be positive")
+    if n > 0x10FFFF:
+        raise EvalError("54000", f"requested character too large for encoding: {n}")
+    if 0xD800 <= n <= 0xDFFF:
+        raise EvalError("54000", f"requested character not valid for encoding: {n}")
+    return chr(n)
+
+
+def md5(s):
+    import hashlib
+    return hashlib.md5(s.encode()).hexdigest()
+
+
+def translate(s, frm, to):
+    table = {}
+    for i, c in enumerate(frm):
+        if ord(c) not in table:
+            table[ord(c)] = to[i] if i < len(to) else None
+    return s.translate(table)
+
+
 #: (func_id, implementation, strict, inline template or None)
 TEXT_ENTRIES = [
     ("textcat", textcat, True, None),
@@ -331,6 +415,7 @@ TEXT_ENTRIES = [
     ("octet_length", lambda s: len(s.encode()), True, None),
     ("substr", substr, True, None),
     ("replace", replace, True, None),
+    ("overlay", overlay, True, None),
     ("btrim", btrim, True, None),
     ("ltrim", ltrim, True, None),
     ("rtrim", rtrim, True, None),
@@ -348,4 +433,13 @@ TEXT_ENTRIES = [
     ("not_like", not_like, True, None),
     ("ilike", ilike, True, None),
     ("not_ilike", not_ilike, True, None),
+    ("regex_match", regex_match, True, None),
+    ("regex_imatch", regex_imatch, True, None),
+    ("regex_not_match", lambda s, p: not regex_match(s, p), True, None),
+    ("regex_not_imatch", lambda s, p: not regex_imatch(s, p), True, None),
+    ("regexp_replace", regexp_replace, True, None),
+    ("ascii", ascii_, True, None),
+    ("chr", chr_, True, None),
+    ("md5", md5, True, None),
+    ("translate", translate, True, None),
 ]

@@ -27,8 +27,10 @@ Invariants protected here:
   dataflow.
 
 Imports needing a read hold: an index import's since must stay at or below
-``read_frontier()`` (the last processed time); reading past it is refused loudly
-(``ComputeProtocolError``) rather than double-counting updates that compaction moved.
+``read_frontier()`` (the last processed time).  A live ``Spine`` import is held there by
+a ``SpineHold`` (released by ``close()`` or garbage collection); reading an import
+compacted past it anyway is refused loudly (``ComputeProtocolError``) rather than
+double-counting updates that compaction moved.
 
 Deliberately not here: which runtime hosts the dataflow, publishing exports to the
 registry, frontier reports (``compute.runtime``), and operator semantics
@@ -38,13 +40,14 @@ builder and the scheduler share all of their state; they are split by section.
 from __future__ import annotations
 
 import heapq
+import weakref
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from compute.arrangement import Spine
 from compute.dataflow import DataflowDescription
-from compute.errors import ComputeProtocolError
+from compute.errors import ComputeProtocolError, EvalError
 from compute.ids import GlobalId
 from compute.mfp import MapFilterProject
 from compute.operators import Operator, consolidate_pairs, key_function
@@ -187,6 +190,12 @@ class _IndexInput:
         return [(t, oks, errs) for t, (oks, errs) in sorted(by_time.items())]
 
 
+def _release_holds(holds: list) -> None:
+    for h in holds:
+        h.release()
+    holds.clear()
+
+
 def _options(options) -> dict:
     out = {}
     for item in options or ():
@@ -218,6 +227,10 @@ class Dataflow:
         self._env: dict = {}
         # collection id -> [(key_exprs, imported handle)] for join reuse
         self._arranged: dict = {}
+        # holds on live imported spines, downgraded to read_frontier(); released by
+        # close() or, failing that, when the dataflow is garbage collected
+        self._holds: list = []
+        weakref.finalize(self, _release_holds, self._holds)
         for imp in desc.source_imports:
             coll = sources.get(imp.id)
             if coll is None:
@@ -230,6 +243,9 @@ class Dataflow:
                 raise ComputeProtocolError(f"dataflow {desc.debug_name!r}: no arrangement for {imp.id}")
             inp = _IndexInput(handle)
             self._check_since(imp.id, inp.since)
+            for spine in (handle.oks, handle.errs):
+                if hasattr(spine, "acquire_hold"):  # a live spine: hold it at our read frontier
+                    self._holds.append(spine.acquire_hold(self.as_of))
             node = self._add_input(inp, f"index {imp.id}")
             self._env[imp.id] = node
             self._env.setdefault(imp.on_id, node)
@@ -592,7 +608,21 @@ class Dataflow:
 
     def _deliver(self, col: _Collector, target, t: int, nxt: Frontier, oks, errs) -> None:
         if col.kind == "index":
-            target.oks.insert_at(t, oks, nxt)
+            try:
+                target.oks.insert_at(t, oks, nxt)
+            except EvalError:
+                # an index key expression failed on some rows: those rows become errors
+                key_fn = target.oks.key_fn
+                good = []
+                errs = list(errs)
+                for row, d in oks:
+                    try:
+                        key_fn(row)
+                        good.append((row, d))
+                    except EvalError as e:
+                        errs.append(((e.sqlstate, e.message), d))
+                target.oks.insert_at(t, good, nxt)
+                errs = consolidate_pairs(errs)
             target.errs.insert_at(t, errs, nxt)
         elif col.kind == "materialized_view":
             target["pending"].extend((r, t, d) for r, d in oks)
@@ -619,8 +649,17 @@ class Dataflow:
         self._after_advance()
         return True
 
+    def close(self) -> None:
+        """Release this dataflow's holds on its imports (call when dropping it)."""
+        _release_holds(self._holds)
+        self._done = True
+
     def _after_advance(self) -> None:
         f = self._frontier
+        if self._holds:
+            rf = self.read_frontier()
+            for h in self._holds:
+                h.downgrade(rf)
         for sid, st in self._mv.items():
             self._write_mv(st, f)
         for sid, st in self._subscribe.items():

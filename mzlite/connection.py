@@ -162,7 +162,7 @@ class Connection:
 # ---------------------------------------------------------------- finding the database
 
 _named: dict = {}
-_named_lock = threading.Lock()
+_named_lock = threading.RLock()  # reentrant: a close inside open_database (tests force one) forgets
 
 
 def open_database(database: Optional[str], *, system_parameters: Optional[Mapping[str, Any]] = None,

@@ -297,8 +297,8 @@ class Subscription:
             self._fail(E.error_for("57P01", f"subscribe has been terminated because the compute replica "
                                             f"restarted and it cannot resume from its frontier: {e}"))
         finally:
-            if holds is not None:
-                self._db.reader.release(holds)
+            if holds is not None:  # the old controller is gone with its holds: release storage's only
+                self._db.storage_holds.release(holds[0])
 
 
 def consolidate(updates) -> list[Update]:

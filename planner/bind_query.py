@@ -476,9 +476,37 @@ class Binder:
     # ------------------------------------------------------------ FROM
     def bind_from(self, from_list, outer: Outer):
         rel, types, items = outer.rel, list(outer.types), []
+        seen: set = set()
         for f in from_list:
+            self.check_new_tables(seen, f)
             rel, types, items = self.add_from_item(rel, types, items, f, outer)
         return rel, types, items
+
+    def check_new_tables(self, before: set, f) -> None:
+        """PostgreSQL: a table name may appear once per FROM level (42712)."""
+        for name in self.from_item_names(f):
+            if name in before:
+                raise self.error("42712", f'table name "{name}" specified more than once', _first_loc(f))
+            before.add(name)
+
+    def from_item_names(self, f) -> list:
+        if isinstance(f, ast.JoinExpr):
+            if f.alias is not None:
+                return [f.alias.aliasname]
+            left = self.from_item_names(f.larg)
+            right = self.from_item_names(f.rarg)
+            for n in right:
+                if n in left:
+                    raise self.error("42712", f'table name "{n}" specified more than once', _first_loc(f.rarg))
+            return left + right
+        if getattr(f, "alias", None) is not None:
+            return [f.alias.aliasname]
+        if isinstance(f, ast.RangeVar):
+            return [f.relname]
+        if isinstance(f, ast.RangeFunction):
+            call = f.functions[0][0]
+            return [call.funcname[-1].sval.lower()] if isinstance(call, ast.FuncCall) else []
+        return []
 
     def add_from_item(self, rel, types, items, f, outer: Outer):
         p = outer.arity

@@ -359,6 +359,8 @@ def _create_index(b: Binder, stmt, node):
     rv = node.relation
     item = _index_target(b, tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x), rv.location)
     _check_index_name(b, node.idxname, node.if_not_exists, rv.location)
+    if node.whereClause is not None:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, "partial indexes are not supported", rv.location)
     ctx = _table_ctx(b, item, rv.alias, "index expressions")
     keys, sqls, names = [], [], []
     for el in node.indexParams:
@@ -414,7 +416,7 @@ def _drop(b: Binder, stmt, node):
             raise b.error(errors.UNDEFINED_OBJECT if kind == "index" else errors.UNDEFINED_TABLE,
                           f'{word} "{name}" does not exist', 0)
         if item.kind != kind:
-            raise b.error(errors.WRONG_OBJECT_TYPE, f'"{item.name}" is not a {word}', 0)
+            raise b.error(errors.WRONG_OBJECT_TYPE, f'"{item.name}" is not {_article(word)} {word}', 0)
         ids.append(item.id)
         for d in b.catalog.check_drop(item.id, cascade, stmt.position(0)):
             if d not in drop_ids:
@@ -423,6 +425,10 @@ def _drop(b: Binder, stmt, node):
 
 
 # ------------------------------------------------------------------ session statements
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
 
 
 def _transaction(b, stmt, node):
@@ -493,7 +499,8 @@ def _show(b: Binder, stmt, node: mz.Show):
     if node.what == "create":
         item = b.catalog.resolve(node.on, position=b.pos(node.location))
         if item.kind != node.create_kind:
-            raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is not a {node.create_kind.replace('_', ' ')}",
+            w = node.create_kind.replace('_', ' ')
+            raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is not {_article(w)} {w}",
                           node.location)
         return P.ShowCreatePlan(node.create_kind, item.id, item.name)
     on = None

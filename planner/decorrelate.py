@@ -297,11 +297,16 @@ def bind_join(b, j, outer):
     p = outer.arity
     jt = enum_name(j.jointype)
     if isinstance(j.rarg, ast.RangeSubselect) and j.rarg.lateral:
-        if jt != "JOIN_INNER":
-            raise b.error(errors.FEATURE_NOT_SUPPORTED, "outer joins with LATERAL are not supported", None)
+        if jt not in ("JOIN_INNER", "JOIN_LEFT"):
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, "RIGHT and FULL joins with LATERAL are not supported",
+                          None)
         lrel, ltypes, litems = b.bind_from_item(j.larg, outer)
         rel, types, items = apply_lateral(b, lrel, ltypes, litems, j.rarg, outer)
-        return _finish_inner(b, j, outer, rel, types, items, len(ltypes))
+        inner, types, items = _finish_inner(b, j, outer, rel, types, items, len(ltypes))
+        if jt == "JOIN_LEFT":
+            nl = len(ltypes)
+            inner = Union((inner, _unmatched(inner, lrel, range(nl), nl, len(types), types, left=True, p=p)))
+        return inner, types, items
     lrel, ltypes, litems = b.bind_from_item(j.larg, outer)
     rrel, rtypes, ritems = b.bind_from_item(j.rarg, outer)
     nl = len(ltypes)

@@ -138,6 +138,9 @@ for _n in ("substr", "substring"):
     _add(_n, ("text", "int4"), "text", "substr")
     _add(_n, ("text", "int4", "int4"), "text", "substr")
 _add("replace", ("text", "text", "text"), "text", "replace")
+_add("overlay", ("text", "text", "int4"), "text", "overlay")
+_add("overlay", ("text", "text", "int4", "int4"), "text", "overlay")
+_add("trunc", ("numeric", "int4"), "numeric", "trunc_numeric_int4")
 for _n, _id in (("btrim", "btrim"), ("trim", "btrim"), ("ltrim", "ltrim"), ("rtrim", "rtrim")):
     _add(_n, ("text",), "text", _id)
     _add(_n, ("text", "text"), "text", _id)
@@ -150,6 +153,12 @@ for _n in ("left", "right", "repeat"):
     _add(_n, ("text", "int4"), "text", _n)
 _add("split_part", ("text", "text", "int4"), "text", "split_part")
 _add("starts_with", ("text", "text"), "bool", "starts_with")
+_add("regexp_replace", ("text", "text", "text"), "text", "regexp_replace")
+_add("regexp_replace", ("text", "text", "text", "text"), "text", "regexp_replace")
+_add("ascii", ("text",), "int4", "ascii")
+_add("chr", ("int4",), "text", "chr")
+_add("md5", ("text",), "text", "md5")
+_add("translate", ("text", "text", "text"), "text", "translate")
 
 #: functions whose arguments all take one common type (PostgreSQL's special forms)
 _COMMON = {"coalesce": "coalesce", "greatest": "greatest", "least": "least", "nullif": "nullif"}
@@ -174,7 +183,7 @@ def resolve_function(name: str, arg_types) -> Resolution:
         t = common_type(args)
         if t is None:
             known = [a for a in args if a != "unknown"]
-            other = next(a for a in known if category(a) != category(known[0]) or not can_cast(a, known[0], "implicit"))
+            other = next((a for a in known if category(a) != category(known[0])), known[-1])
             raise _err(f"{name.upper()} types {display_name(known[0])} and {display_name(other)} cannot be matched",
                        "42804")
         return Resolution(_COMMON[name], (t,) * len(args), t)
@@ -214,6 +223,15 @@ for _op, _name in _ARITH.items():
         _OPS.setdefault(_op, []).append(_Sig((_t, _t), _t, f"{_name}_{_t}"))
 for _t in ("numeric", "float8"):
     _OPS.setdefault("^", []).append(_Sig((_t, _t), _t, f"power_{_t}"))
+for _op, _name in (("&", "bitand"), ("|", "bitor"), ("#", "bitxor")):
+    for _t in INTEGER_TYPES:
+        _OPS.setdefault(_op, []).append(_Sig((_t, _t), _t, f"{_name}_{_t}"))
+for _op, _name in (("<<", "shl"), (">>", "shr")):
+    for _t in INTEGER_TYPES:
+        _OPS.setdefault(_op, []).append(_Sig((_t, "int4"), _t, f"{_name}_{_t}"))
+for _op, _name in (("~", "regex_match"), ("~*", "regex_imatch"), ("!~", "regex_not_match"),
+                   ("!~*", "regex_not_imatch")):
+    _OPS.setdefault(_op, []).append(_Sig(("text", "text"), "bool", _name))
 for _op, _name in _CMP.items():
     for _t in _ORDERABLE:
         fid = f"{_name}_{_t}" if _t in ("float8", "numeric") else _name
@@ -247,6 +265,9 @@ def resolve_operator(op: str, left: str, right: str | None = None) -> Resolution
     if right is None:
         if o in ("-", "+") and left in NUMERIC_TYPES:
             return Resolution(f"neg_{left}" if o == "-" else "identity", (left,), left)
+        if o == "~" and left in INTEGER_TYPES + ("unknown",):
+            t = "int4" if left == "unknown" else left
+            return Resolution(f"bitnot_{t}", (t,), t)
         if left == "unknown" and o in ("-", "+"):
             raise _err(f"operator is not unique: {op} unknown", "42725")
         raise _err(f"operator does not exist: {op} {display_name(left)}", "42883",
@@ -273,7 +294,7 @@ def resolve_operator(op: str, left: str, right: str | None = None) -> Resolution
     if cands is None:
         raise _err(f"operator does not exist: {display_name(left)} {op} {display_name(right)}", "42883")
     if left == "unknown" and right == "unknown" and o != "^":
-        if o in _CMP:
+        if o in _CMP or o in ("~", "~*", "!~", "!~*"):
             sig = _select(cands, ("text", "text"))
             return Resolution(sig.func_id, sig.params, sig.ret)
         raise _err(f"operator is not unique: unknown {op} unknown", "42725")
@@ -351,6 +372,7 @@ def all_func_ids() -> set[str]:
     ids |= set(_COMMON.values()) | {"concat", "concat_ws", "record", "and", "or", "not", "textcat", "identity"}
     ids |= set(_LIKE.values()) | set(_BOOL_TESTS.values()) | set(_NULL_TESTS.values())
     ids |= {"is_distinct_from", "is_not_distinct_from"} | {f"neg_{t}" for t in NUMERIC_TYPES}
+    ids |= {f"bitnot_{t}" for t in INTEGER_TYPES}
     for a in TYPES:
         for b in TYPES:
             if a != b and can_cast(a, b, "explicit"):

@@ -459,6 +459,9 @@ class _Ctx:
         if self.peek() == "(":
             close = self.matching_paren(self.i)
             query = self.parse_pg(self.toks[self.i].start + 1, self.toks[close].start)
+            if not isinstance(query, ast.SelectStmt):
+                self.i += 1
+                raise self.error_here()
             self.i = close + 1
         else:
             relation = self.name()

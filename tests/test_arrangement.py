@@ -236,3 +236,24 @@ def test_concurrent_reader_sees_consistent_handles():
         stop.set()
         th.join()
     assert not failures
+
+
+def test_holds_bound_since_and_the_request_applies_when_they_go():
+    """Sabotage: ignoring holds in ``_apply_since`` let since pass a held time."""
+    sp, ups = random_spine(2, times=10)
+    h1 = sp.acquire_hold(3)
+    h2 = sp.acquire_hold(5)
+    sp.set_logical_compaction(8)
+    assert sp.since == 3
+    h1.downgrade(2)  # holds only advance
+    assert sp.since == 3
+    h1.downgrade(7)
+    assert sp.since == 5
+    h2.release()
+    assert sp.since == 7
+    h1.release()
+    assert sp.since == 8
+    with pytest.raises(SinceError):
+        sp.acquire_hold(4)
+    sp.compact_fully()
+    assert sp.snapshot(9) == expected_at(ups, 9)

@@ -189,6 +189,9 @@ QUERIES = [
     "select a, string_agg(c, ',') from t where a <> 4 group by a",
     "select a, string_agg(c, '-') filter (where b is not null) from t where a <> 4 group by a",
     "select 1 having true",
+    "select * from t left join lateral (select d from u where u.a = t.a) l on true",
+    "select * from t left join lateral (select d from u where u.a = t.a) l on l.d > 150",
+    "select * from t join lateral (select d from u where u.a = t.a) l on l.d > 150",
     "select count(*) from t having count(*) > 100",
 ]
 

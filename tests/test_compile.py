@@ -119,14 +119,18 @@ ROWS = st.tuples(INT_VALUES, INT_VALUES, INT_VALUES, st.sampled_from([True, Fals
 def test_compiled_equals_naive(expr, rows):
     f = compile_scalar(expr)
     for row in rows:
-        assert outcome(f, row) == outcome(naive, expr, row)
+        want = outcome(naive, expr, row)
+        assert outcome(f, row) == want
+        assert outcome(cc.interpret, expr, row) == want
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(INTS, max_size=3), st.lists(BOOLS, max_size=2), st.lists(ROWS, max_size=5), st.randoms())
 def test_compiled_mfp_agrees_with_eager_evaluation(maps, preds, rows, rnd):
-    """Where eager evaluation of every map expression and predicate succeeds, the MFP gives
-    the same output; the compiled MFP never errors where eager evaluation does not."""
+    """Where eager evaluation of every map expression (then the predicates in order)
+    succeeds, the MFP gives the same output; the compiled MFP never errors where eager
+    evaluation does not.  Sabotage: testing predicates sorted by the columns they read
+    (not in order) -> an error where the first predicate had dropped the row (seen red)."""
     arity = 4
     proj = tuple(rnd.sample(range(arity + len(maps)), k=min(3, arity + len(maps))))
     mfp = MapFilterProject(arity, tuple(maps), tuple(preds), proj)
@@ -163,6 +167,19 @@ def test_case_is_lazy():
     assert ei.value.sqlstate == "22012"
 
 
+def test_case_chain_takes_first_true_branch_lazily():
+    """CASE WHEN x>0 THEN 1 WHEN 10/x < 0 THEN 2 ELSE 3 END: first true WHEN wins, later
+    WHENs are not evaluated.  Sabotage: testing every WHEN of the flat chain regardless of
+    ``done`` -> x=1 gives 2 and CASE x=0 raises 22012 (seen red)."""
+    e = If(B("gt", C(0), L(0)), L(1), If(B("lt", call("div_int4", L(10), C(0)), L(0)), L(2), L(3), "int4"), "int4")
+    f = compile_scalar(e)
+    assert [f((1,)), f((-1,)), f((None,))] == [1, 2, 3]
+    with pytest.raises(EvalError):
+        f((0,))
+    e2 = If(B("eq", C(0), L(0)), L(0), If(B("gt", call("div_int4", L(10), C(0)), L(0)), L(1), L(2), "int4"), "int4")
+    assert [compile_scalar(e2)((x,)) for x in (0, 5, -5)] == [0, 1, 2]
+
+
 def test_coalesce_is_lazy():
     """Sabotage: emit_coalesce emitting every argument unconditionally -> 22012 (seen red)."""
     e = call("coalesce", C(0), call("div_int4", L(1), C(1)))
@@ -171,6 +188,24 @@ def test_coalesce_is_lazy():
     assert f((None, 1)) == 1
     with pytest.raises(EvalError):
         f((None, 0))
+
+
+def test_long_case_and_coalesce_stay_flat():
+    """A CASE with 300 WHENs and a 300-argument COALESCE compile (Python allows 100
+    indentation levels).  Sabotage: nesting each ELSE inside the previous one -> 
+    IndentationError "too many levels of indentation" (seen red)."""
+    e = L(-1)
+    for k in reversed(range(300)):
+        e = If(B("eq", C(0), L(k)), call("mul_int4", C(0), L(2)), e, "int4")
+    f = compile_scalar(e)
+    assert [f((k,)) for k in (0, 1, 299, 300, None)] == [0, 2, 598, -1, -1]
+    g = compile_scalar(call("coalesce", *[C(i) for i in range(300)]))
+    row = [None] * 300
+    assert g(tuple(row)) is None
+    row[250] = 7
+    assert g(tuple(row)) == 7
+    h = compile_scalar(B("and", *[B("gt", C(i), L(0)) for i in range(300)]))
+    assert h(tuple(range(1, 301))) is True and h(tuple(range(300))) is False
 
 
 def test_and_or_short_circuit():
@@ -200,6 +235,14 @@ def test_mfp_filters_before_mapping():
     assert out == [(5, 2), (2, 5)] and errs == []
 
 
+def test_mfp_tests_predicates_in_order():
+    """An earlier predicate guards a later one.  Sabotage: sorting predicates by the
+    columns they read -> the overflow of the second is raised for a dropped row (seen red)."""
+    preds = (C(1), B("gt", call("add_int4", C(0), L(1)), L(0)))
+    out, errs = compile_mfp(MapFilterProject(2, (), preds, (0,)))([(2147483647, False), (1, True)])
+    assert out == [(1,)] and errs == []
+
+
 def test_mfp_predicate_on_expression_and_errors_collected():
     mfp = MapFilterProject(2, (call("add_int4", C(0), C(1)),), (B("gt", C(2), L(0)),), (2, 0))
     rows = [(1, 2), (2147483647, 1), (-5, 1), (3, None), (0, 1)]
@@ -215,7 +258,10 @@ def test_mfp_predicate_on_expression_and_errors_collected():
 def test_mfp_identity_and_default_projection():
     rows = [(1, "a"), (2, "b")]
     out, errs = compile_mfp(MapFilterProject.identity(2))(rows)
-    assert out == rows and errs == []
+    assert out == rows and errs == [] and out is not rows
+    assert compile_mfp(MapFilterProject(2, (), (), (1,)))(rows) == ([("a",), ("b",)], [])
+    assert compile_mfp(MapFilterProject(2, (), (), (1, 0, 1)))(rows)[0] == [("a", 1, "a"), ("b", 2, "b")]
+    assert compile_mfp(MapFilterProject(2, (), (), ()))(rows)[0] == [(), ()]
     mfp = MapFilterProject(2, (call("textcat", C(1), C(1), t="text"),))
     assert compile_mfp(mfp)(rows)[0] == [(1, "a", "aa"), (2, "b", "bb")]
 
@@ -269,6 +315,18 @@ def test_generated_code_binds_locals_and_inlines():
     assert "(c0 == c1)" in src and "_f_eq" not in src
     g = compile_scalar(call("div_int4", C(0), C(1)))
     assert "_f_div_int4=_f_div_int4" in generated_source(g)
+
+
+def test_filter_is_one_test_and_proves_non_null():
+    """A strict inline predicate is a single ``if`` and, once passed, its arguments are
+    known non-NULL, so the map reading them has no NULL check.  Sabotage: not recording
+    the arguments as non-NULL in emit_filter -> "c1 is None" in the map (seen red)."""
+    mfp = MapFilterProject(2, (call("mul_int4", C(1), L(2)),), (B("gt", C(1), L(0)),), (0, 2))
+    f = compile_mfp(mfp)
+    src = generated_source(f)
+    assert "if c1 is None or not (c1 > " in src
+    assert src.count("c1 is None") == 1
+    assert f([(1, 2), (2, None), (3, -1)]) == ([(1, 4)], [])
 
 
 def test_record_is_a_tuple_display():

@@ -209,3 +209,14 @@ def test_recv_timeout_loses_nothing_and_recv_is_safe_across_threads():
     th.join()
     assert sorted(r.uuid for r in got) == sorted([f"m{k}" for k in range(100)] + [f"i{k}" for k in range(100)])
     assert mux.try_recv() is None
+
+
+def test_cancel_after_the_response_was_delivered_goes_nowhere():
+    mux, m, i, tl = harness()
+    mux.send(CreateDataflow(index_desc(u(1), u(3))))
+    mux.send(pk("a", u(3)))
+    i.emit(PeekResponse("a", PeekRows(())))
+    assert mux.recv(timeout=1).uuid == "a"
+    tl.clear()
+    mux.send(CancelPeek("a"))
+    assert tl == []

@@ -23,7 +23,7 @@ Deliberately not here: scheduling and fuel (``compute.render``), expression comp
 from __future__ import annotations
 
 from operator import itemgetter
-from typing import Any, Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from compute.errors import EvalError
 from compute.scalar import Column, ScalarExpr

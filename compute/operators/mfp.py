@@ -24,11 +24,11 @@ from operator import itemgetter
 from decimal import Decimal
 from typing import Optional
 
-from compute.compile import compile_mfp, compile_scalar
+from compute.compile import compile_mfp
 from compute.errors import EvalError
 from compute.mfp import MapFilterProject
 from compute.operators import EMPTY, Operator, split_by_diff
-from compute.scalar import Call, CallMzNow, Column, ScalarExpr, contains_mz_now
+from compute.scalar import Call, CallMzNow, contains_mz_now
 from compute.timestamp import MAX
 
 __all__ = ["MfpOp", "split_temporal"]
