@@ -108,6 +108,11 @@ class RuntimeDriver:
             self._emit(self.runtime.drain_responses())
 
     def _run(self) -> None:
+        # Aggregates add Decimals with plain ``+``, which uses the thread's context: give the
+        # runtime thread numeric's working precision, not Python's default 28 digits.
+        import decimal
+        from compute.functions import NUMERIC_CONTEXT
+        decimal.setcontext(NUMERIC_CONTEXT.copy())
         rt = self.runtime
         while True:
             with self._cond:

@@ -71,6 +71,11 @@ class Multiplexer:
         return INTERACTIVE in self._ends
 
     # ------------------------------------------------------------ commands
+    def owner_of(self, id: GlobalId) -> str:
+        """The runtime hosting export ``id`` as routing decided it (maintenance by default)."""
+        with self._lock:
+            return self._owner.get(id, MAINTENANCE)
+
     def route(self, command) -> tuple[str, ...]:
         """The runtimes ``command`` goes to (updates routing state; does not send)."""
         if not self.has_interactive:

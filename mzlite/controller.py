@@ -60,6 +60,8 @@ class ComputeController:
         self._hold_ids = itertools.count(1)
         self._stopped = False
         self._statuses: list[str] = []
+        #: first export id -> (debug name, live export ids): the dataflows this controller created
+        self.dataflows: dict = {}
         #: export id -> [(as_of, callback)]: run once the export's frontier passes as_of
         self._on_past: dict = {}
         self._thread = threading.Thread(target=self._receive_loop, name="mzlite-controller", daemon=True)
@@ -118,6 +120,8 @@ class ComputeController:
             if on_subscribe is not None:
                 for s in desc.sink_exports:
                     self._subscribes[s.id] = on_subscribe
+        with self._lock:
+            self.dataflows[desc.export_ids()[0]] = (desc.debug_name, set(desc.export_ids()))
         self.mux.send(P.CreateDataflow(desc))
         for export_id in desc.export_ids():
             self.mux.send(P.Schedule(export_id))
@@ -136,6 +140,10 @@ class ComputeController:
         self.mux.send(P.AllowCompaction(id, None))
         with self._lock:
             self.collections.pop(id, None)
+            for first, (_, exports) in list(self.dataflows.items()):
+                exports.discard(id)
+                if not exports:
+                    del self.dataflows[first]
             due = [cb for _, cb in self._on_past.pop(id, [])]
         for cb in due:
             cb()
@@ -162,6 +170,12 @@ class ComputeController:
         else:
             self._on_past.pop(id, None)
         return due
+
+    def live_dataflows(self) -> list[tuple[GlobalId, str, str]]:
+        """``(id, name, runtime)`` for every live dataflow, the runtime as routing placed it."""
+        with self._lock:
+            items = list(self.dataflows.items())
+        return [(first, name, self.mux.owner_of(first)) for first, (name, _) in items]
 
     def since(self, id: GlobalId) -> Frontier:
         st = self.collections.get(id)

@@ -3,7 +3,8 @@
 Owns the definitions and contents of ``mz_catalog`` relations (``mz_tables``,
 ``mz_views``, ``mz_materialized_views``, ``mz_indexes``, ``mz_columns``) and the
 ``mz_internal`` introspection relations the two-runtime design asks for:
-``mz_dataflows (id, name, runtime)``, the live dataflows with the runtime hosting each,
+``mz_dataflows (id, name, runtime)``, the live dataflows with the runtime hosting each
+(as the Multiplexer routed them),
 and ``mz_peek_counts (runtime, kind, count)``, peeks received per runtime and kind
 (``fast_path`` or ``dataflow``).  Each is a system table in storage, refreshed (as one
 write of the difference) right before a statement that reads it, so a read sees the
@@ -63,11 +64,9 @@ class Introspection:
 
     # ------------------------------------------------------------------ contents
     def _rows_mz_dataflows(self):
-        out = []
-        for role, runtime in self.db.replica.runtimes():
-            for gid, name in runtime.dataflows():
-                out.append((str(gid), name, role))
-        return out
+        # The controller's record, placed by the Multiplexer's routing decision: deterministic,
+        # unlike asking the runtimes, which may not have processed CreateDataflow yet.
+        return [(str(gid), name, runtime) for gid, name, runtime in self.db.controller.live_dataflows()]
 
     def _rows_mz_peek_counts(self):
         out = []

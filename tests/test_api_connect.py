@@ -309,6 +309,9 @@ class SpyLock:
     def release(self):
         self.inner.release()
 
+    def __getattr__(self, name):  # _release_save & co. for Database.unlocked()
+        return getattr(self.inner, name)
+
     def __enter__(self):
         self.inner.acquire()
         return self
@@ -318,26 +321,25 @@ class SpyLock:
 
 
 def test_interrupt_cancels_a_statement_waiting_for_another_connections_statement():
-    """Sabotage: a plain ``self.lock.acquire()`` in ``_statement_lock`` left the waiting
-    statement deaf to the interrupt until the other statement ended (the join timed out)."""
+    """The test holds the statement lock as another connection's running statement would.
+    Sabotage: a plain ``self.lock.acquire()`` in ``_statement_lock`` left the waiting statement
+    deaf to the interrupt until the lock was released (the contended event never fired)."""
     a = mzlite.connect()
     b = a.connect()
-    sql = blocking_read(a)
     db = a.database
     spy = SpyLock(db.lock)
     db.lock = spy
-    submitted = spy_peeks(a)
-    ta, out_a = run_in_thread(lambda: a.execute(sql).fetchall())
-    assert submitted.wait(JOIN)
-    tb, out_b = run_in_thread(lambda: b.execute("SELECT 1").fetchall())
-    assert spy.contended.wait(JOIN)
-    b.interrupt()
-    tb.join(JOIN)
-    assert not tb.is_alive() and isinstance(out_b.get("error"), mzlite.QueryCanceled)
-    assert ta.is_alive()  # a's read is still waiting: b's interrupt was b's alone
-    a.interrupt()
-    ta.join(JOIN)
-    assert isinstance(out_a.get("error"), mzlite.QueryCanceled)
+    spy.inner.acquire()  # "another statement is running"
+    try:
+        tb, out_b = run_in_thread(lambda: b.execute("SELECT 1").fetchall())
+        assert spy.contended.wait(JOIN)
+        b.interrupt()
+        tb.join(JOIN)
+        assert not tb.is_alive()
+        assert isinstance(out_b.get("error"), mzlite.QueryCanceled)
+        assert out_b["error"].sqlstate == "57014"
+    finally:
+        spy.inner.release()
     assert b.execute("SELECT 1").fetchall() == [(1,)]
     assert a.execute("SELECT 2").fetchall() == [(2,)]
     a.close()
