@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import threading
+import time
 from typing import Any, Callable, Optional
 
 from compute.errors import ComputeProtocolError
@@ -142,3 +143,8 @@ class RuntimeDriver:
                         break
                 if not did:
                     break
+                # Between bounded activations, hand the GIL to any thread that wants it (the
+                # interactive runtime, the controller, a waiting session): without this a busy
+                # runtime keeps it for a whole switch interval, and every hop of a read's
+                # round trip waits that long.
+                time.sleep(0)

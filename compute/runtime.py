@@ -419,6 +419,7 @@ class Runtime:
                 did |= self._try_build(h)
         built = [h for h in self._dataflows if h.df is not None and h.failed is None]
         n = len(built)
+        publishing = self.role == "maintenance" and self.enabled_sharing
         for k in range(n):
             h = built[(self._rr + k) % n]
             try:
@@ -426,6 +427,17 @@ class Runtime:
             except Exception as e:
                 self._fail(h, f"{e!r}")
                 did = True
+                continue
+            # Publish this dataflow's progress and answer the peeks it unblocks now, not after
+            # every other dataflow's activation: a cheap index's readers (on either runtime)
+            # must not wait behind a hydrating neighbour.
+            if publishing:
+                for e in h.desc.index_exports:
+                    if e.id in h.live:
+                        self.registry.note_upper(e.id)
+            if self._peeks:
+                for p in list(self._peeks.values()):
+                    did |= self._try_answer(p)
         self._rr = (self._rr + 1) % n if n else 0
         if self.role == "maintenance" and self.enabled_sharing:
             for h in built:

@@ -117,7 +117,8 @@ class Connection:
         return self._closed
 
     def connect(self) -> "Connection":
-        """Another session on the same database."""
+        """Another session on the same database (``InterfaceError`` once this one is closed)."""
+        self._check_open()
         return self.database.connect()
 
     def cancel(self) -> None:

@@ -32,6 +32,8 @@ from planner.peek import AvailableIndex
 from sql import errors as E
 
 TICK_SECONDS = 1.0
+#: the GIL switch interval mzlite sets (Python's default is 5 ms); see ``Database.__init__``
+SWITCH_INTERVAL_S = 0.0005
 #: how often a statement waiting for another connection's statement checks for an interrupt
 LOCK_POLL_SECONDS = 0.05
 
@@ -124,6 +126,12 @@ class Database:
             raise E.NotSupportedError("durable data directories are not supported yet; use connect() for an "
                                       "in-memory database")
         self.system = SystemParameters(system_parameters)
+        # A read crosses several threads (session -> runtime -> controller -> session); while
+        # maintenance computes, each hop waits for the GIL up to the switch interval (5 ms by
+        # default).  A shorter interval bounds that wait; the throughput cost is small.
+        import sys
+        if sys.getswitchinterval() > SWITCH_INTERVAL_S:
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
         self.oracle = TimestampOracle(clock)
         self.storage = TableStorage(self.oracle)
         self.storage_holds = StorageHolds()

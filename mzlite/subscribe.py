@@ -26,13 +26,16 @@ Invariants:
   ``max_buffered`` updates (default ``DEFAULT_MAX_BUFFERED``) the subscription fails with
   SQLSTATE 53000 naming the cap; updates already buffered stay readable (they are whole
   timestamps), then the error is raised.
+* ``ENVELOPE UPSERT (KEY (k))`` turns each timestamp's diffs into one ``UpsertUpdate`` per
+  changed key (``upsert`` with the new values, ``delete``, or ``key_violation`` when the key
+  has several rows), from per-key state kept in the subscription.
 * A subscription ends exactly once (complete, failed or closed) and then releases its holds
   and drops its dataflow; a dependency dropped while it runs ends it with an error naming
   the dependency; a replica restart resumes it from its frontier without repeating updates.
 
 Deliberately not here: rendering the sink (``compute.render``), shipping batches
-(``compute.runtime``), timestamp selection rules (``mzlite.reads``), ENVELOPE UPSERT and
-WITHIN TIMESTAMP ORDER BY (not supported yet).
+(``compute.runtime``), timestamp selection rules (``mzlite.reads``), WITHIN TIMESTAMP ORDER BY
+and ENVELOPE DEBEZIUM (not supported yet).
 """
 from __future__ import annotations
 
@@ -55,6 +58,15 @@ class Update(NamedTuple):
     """One change: ``row`` gained ``diff`` copies at ``timestamp``."""
     timestamp: int
     diff: int
+    row: tuple
+
+
+class UpsertUpdate(NamedTuple):
+    """``ENVELOPE UPSERT``: at ``timestamp`` the key (``row``'s first columns) now maps to
+    ``row`` (``state`` "upsert"), to nothing ("delete", values NULL), or to several rows
+    ("key_violation", values NULL)."""
+    timestamp: int
+    state: str
     row: tuple
 
 
@@ -94,6 +106,9 @@ class Subscription:
         self._import_ids: tuple = ()
         self._holds = None
         self._hold_at: Optional[int] = None
+        #: ENVELOPE UPSERT: the key's column indexes and, per key, the current rows (row -> count)
+        self.upsert_key = getattr(plan, "upsert_key", None)
+        self._upsert_state: dict = {}
         #: the stream ends by itself: UP TO bounds it, or it reads no input (constants)
         self.bounded = up_to is not None
         if self.progress:
@@ -106,7 +121,7 @@ class Subscription:
         (every update yielded and the stream ended)."""
         with self._cond:
             for item in self._buf:
-                if isinstance(item, Update):
+                if not isinstance(item, Progress):
                     return item.timestamp
             return self._received
 
@@ -140,7 +155,7 @@ class Subscription:
                 return []
             n = len(self._buf) if max_rows is None else min(max_rows, len(self._buf))
             out = [self._buf.popleft() for _ in range(n)]
-            self._n_updates -= sum(1 for x in out if isinstance(x, Update))
+            self._n_updates -= sum(1 for x in out if not isinstance(x, Progress))
             return out
 
     def __iter__(self):
@@ -175,6 +190,8 @@ class Subscription:
             self._fail(E.error_for(resp.error[0], resp.error[1]))
             return
         items = consolidate(resp.updates)
+        if self.upsert_key is not None:
+            items = self._upsert(items)
         final = resp.upper is None
         with self._cond:
             if self._ended:
@@ -200,6 +217,42 @@ class Subscription:
             self._end()
         else:
             self._advance_holds(resp.upper)
+
+    def _upsert(self, items: list) -> list:
+        """Diffs (in time order) -> one ``UpsertUpdate`` per key that changed at each time."""
+        key_idx = self.upsert_key
+        val_idx = [i for i in range(len(self.columns)) if i not in key_idx]
+        state = self._upsert_state
+        out: list = []
+        k = 0
+        while k < len(items):
+            t = items[k].timestamp
+            touched: dict = {}
+            while k < len(items) and items[k].timestamp == t:
+                u = items[k]
+                key = tuple(u.row[i] for i in key_idx)
+                if key not in touched:
+                    touched[key] = bool(state.get(key))
+                rows = state.setdefault(key, {})
+                c = rows.get(u.row, 0) + u.diff
+                if c:
+                    rows[u.row] = c
+                else:
+                    rows.pop(u.row, None)
+                k += 1
+            for key, existed in touched.items():
+                rows = state.get(key) or {}
+                n = sum(c for c in rows.values() if c > 0)
+                if n == 1:
+                    row = next(r for r, c in rows.items() if c > 0)
+                    out.append(UpsertUpdate(t, "upsert", key + tuple(row[i] for i in val_idx)))
+                elif n > 1:
+                    out.append(UpsertUpdate(t, "key_violation", key + (None,) * len(val_idx)))
+                else:
+                    state.pop(key, None)
+                    if existed:
+                        out.append(UpsertUpdate(t, "delete", key + (None,) * len(val_idx)))
+        return out
 
     def _fail(self, error: E.Error) -> None:
         with self._cond:
@@ -440,6 +493,10 @@ def output_columns(sub: Subscription) -> list[tuple[str, str]]:
     cols = [("mz_timestamp", "mz_timestamp")]
     if sub.progress:
         cols.append(("mz_progressed", "boolean"))
+    if sub.upsert_key is not None:  # mz_state, then the key columns, then the others
+        cols.append(("mz_state", "text"))
+        key = list(sub.upsert_key)
+        return cols + [sub.columns[i] for i in key] + [c for i, c in enumerate(sub.columns) if i not in key]
     cols.append(("mz_diff", "bigint"))
     return cols + list(sub.columns)
 
@@ -448,9 +505,10 @@ def flat_row(sub: Subscription, item) -> tuple:
     """An ``Update``/``Progress`` as SUBSCRIBE's output row."""
     if isinstance(item, Progress):
         return (item.timestamp, True, None) + (None,) * len(sub.columns)
+    middle = item.state if isinstance(item, UpsertUpdate) else item.diff
     if sub.progress:
-        return (item.timestamp, False, item.diff) + tuple(item.row)
-    return (item.timestamp, item.diff) + tuple(item.row)
+        return (item.timestamp, False, middle) + tuple(item.row)
+    return (item.timestamp, middle) + tuple(item.row)
 
 
 class SubscribeStream:

@@ -127,6 +127,8 @@ def check_parameters(params) -> tuple:
     paramstyle is ``qmark``, with ``$1`` also accepted)."""
     if params is None:
         return ()
+    if type(params) is tuple and _EXACT.issuperset(map(type, params)):  # the common case, fast
+        return params
     if isinstance(params, (str, bytes, bytearray)) or hasattr(params, "keys"):
         raise ProgrammingError(f"parameters must be a sequence (paramstyle is qmark), not "
                                f"{type(params).__name__}")
@@ -134,7 +136,7 @@ def check_parameters(params) -> tuple:
         values = tuple(params)
     except TypeError:
         raise ProgrammingError(f"parameters must be a sequence, not {type(params).__name__}") from None
-    if all(type(v) in _EXACT for v in values):
+    if _EXACT.issuperset(map(type, values)):
         return values
     out = []
     for i, v in enumerate(values, 1):

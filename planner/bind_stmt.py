@@ -542,11 +542,19 @@ def _subscribe_plan(b: Binder, node: mz.Subscribe):
     for k in opts:
         if k not in ("snapshot", "progress"):
             raise b.error(errors.FEATURE_NOT_SUPPORTED, f"SUBSCRIBE option {k.upper()} is not supported", 0)
+    upsert_key = None
+    if getattr(node, "envelope_upsert", None) is not None:
+        names = [n for n, _ in columns]
+        for k in node.envelope_upsert:
+            if k not in names:
+                raise b.error(errors.UNDEFINED_COLUMN, f'column "{k}" does not exist', node.location)
+        upsert_key = tuple(names.index(k) for k in node.envelope_upsert)
     return P.SubscribePlan(expr, columns, frozenset(b.depends_on),
                            as_of=_timestamp_expr(b, node.as_of.expr) if node.as_of else None,
                            as_of_at_least=bool(node.as_of and node.as_of.at_least),
                            up_to=_timestamp_expr(b, node.up_to), with_snapshot=bool(opts.get("snapshot", True)),
-                           progress=bool(opts.get("progress", False)), relation_id=rel_id)
+                           progress=bool(opts.get("progress", False)), relation_id=rel_id,
+                           upsert_key=upsert_key)
 
 
 def _subscribe(b, stmt, node):

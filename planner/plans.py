@@ -185,6 +185,8 @@ class SubscribePlan:
     progress: bool = False
     #: the subscribed object when SUBSCRIBE names one (None for a query)
     relation_id: Optional[GlobalId] = None
+    #: ``ENVELOPE UPSERT (KEY (...))``: the key's column indexes (None: the default envelope)
+    upsert_key: Optional[tuple[int, ...]] = None
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,8 @@ class Subscribe:
     as_of: Optional[AsOf] = None
     up_to: Any = None
     location: int = 0  #: of the relation name or the query
+    #: ``ENVELOPE UPSERT (KEY (k, ...))``: the key column names (None: the default envelope)
+    envelope_upsert: Optional[tuple[str, ...]] = None
 
     def option(self, name: str, default=None):
         for k, v in self.options:

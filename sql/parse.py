@@ -466,9 +466,16 @@ class _Ctx:
         else:
             relation = self.name()
         options: tuple = ()
-        as_of = up_to = None
+        as_of = up_to = envelope = None
         while self.i < len(self.toks):
-            if self.accept("WITH"):
+            if self.accept("ENVELOPE", "UPSERT"):
+                self.expect("(", "KEY", "(")
+                keys = [self.ident()]
+                while self.accept(","):
+                    keys.append(self.ident())
+                self.expect(")", ")")
+                envelope = tuple(keys)
+            elif self.accept("WITH"):
                 options = options + self.options()
             elif self.accept("AS", "OF"):
                 at_least = self.accept("AT", "LEAST")
@@ -477,7 +484,7 @@ class _Ctx:
                 up_to = self.expr_until(("AS", "OF"))
             else:
                 raise self.error_here()
-        return Subscribe(relation, query, options, as_of, up_to, loc)
+        return Subscribe(relation, query, options, as_of, up_to, loc, envelope_upsert=envelope)
 
     def fetch(self) -> Fetch:
         self.expect("FETCH")

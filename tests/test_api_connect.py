@@ -71,6 +71,8 @@ def test_con_connect_opens_another_session_on_the_same_database():
     b.execute("SET application_name = 'b'")
     assert a.execute("SHOW application_name").fetchone() == ("",)
     a.close()
+    with pytest.raises(mzlite.InterfaceError):
+        a.connect()  # a is closed, though its database lives on in b
     assert count(b) == 1
     b.close()
     with pytest.raises(mzlite.InterfaceError):

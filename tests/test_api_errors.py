@@ -98,6 +98,7 @@ def test_concurrent_transactions_cannot_corrupt_a_table(con):
             c.execute("UPDATE t SET a = a + 1 WHERE a = 1")
         c.execute("COMMIT")
     assert con.execute("SELECT a, b FROM t").fetchall() == [(1, "x")]
+    other.close()
 
 
 def test_errors_are_never_internal_for_bad_input(con):

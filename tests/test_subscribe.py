@@ -421,3 +421,17 @@ def test_python_api_argument_errors(con):
     with pytest.raises(mzlite.ProgrammingError) as e:
         con.subscribe("no_such_table")
     assert e.value.sqlstate == "42P01"
+
+
+def test_envelope_upsert_reports_each_changed_key_once_per_timestamp(con):
+    """Sabotage: treating several rows for a key as an upsert of one of them (no
+    ``key_violation`` branch) went red here."""
+    con.execute("CREATE VIEW kv AS SELECT * FROM (VALUES ('a', 1, 0, 10), ('a', 2, 10, 20), ('b', 5, 0, 15), "
+                "('c', 7, 12, 30), ('c', 8, 12, 14)) AS v (k, v, s, e)")
+    con.execute("CREATE VIEW kv_now AS SELECT v, k FROM kv WHERE mz_now() >= s AND mz_now() < e")
+    cur = con.execute("SUBSCRIBE kv_now ENVELOPE UPSERT (KEY (k)) AS OF 5 UP TO 100")
+    assert [d[0] for d in cur.description] == ["mz_timestamp", "mz_state", "k", "v"]
+    rows = cur.fetchall()
+    assert sorted(rows[:2]) == [(5, "upsert", "a", 1), (5, "upsert", "b", 5)]
+    assert rows[2:] == [(10, "upsert", "a", 2), (12, "key_violation", "c", None), (14, "upsert", "c", 7),
+                        (15, "delete", "b", None), (20, "delete", "a", None), (30, "delete", "c", None)]
