@@ -38,6 +38,11 @@ def _fold(state: tuple[dict, list], since: int) -> tuple[dict, list]:
     return (base, log[k:])
 
 
+#: Fold the log into the base only once at least this many updates (and a quarter of the
+#: base's size) are foldable.
+FOLD_MIN_UPDATES = 4096
+
+
 class SinceError(Exception):
     """A read below the collection's since."""
 
@@ -202,7 +207,11 @@ class StorageCollection:
             k = 0
             while k < len(log) and log[k][0] <= since:
                 k += 1
-            if k:
+            pending = sum(len(ups) for _, ups in log[:k]) if k else 0
+            # Logical compaction (``since``) always advances; physical folding (a copy of the
+            # base, O(collection)) waits until the foldable updates are a fair fraction of
+            # the base, so its cost stays proportional to the updates it absorbs.
+            if k and pending >= max(FOLD_MIN_UPDATES, len(base) // 4):
                 base = dict(base)
                 for t, ups in log[:k]:
                     for row, d in ups:

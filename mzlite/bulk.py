@@ -200,12 +200,36 @@ def plan_bulk_modify(db, stmt, param_sets):
     n = len(param_sets[0])
     if any(len(p) != n for p in param_sets):
         return None
-    markers = tuple(_mark(v, k) for k, v in enumerate(param_sets[0]))
-    if any(m is None for m in markers):
+    types = tuple(type(v) for v in param_sets[0])
+    key = (stmt.text, db.catalog_version, types)
+    cache = db.__dict__.setdefault("_bulk_templates", {})
+    template = cache.get(key)
+    if template is None:
+        template = _modify_template(db, stmt, param_sets[0])
+        if len(cache) > 256:
+            cache.clear()
+        cache[key] = template
+    if template is False:
         return None
+    plan, arity, ix, cols, pinned, check, new_fns = template
+    if any(tuple(type(v) for v in ps) != types for ps in param_sets):
+        return None
+    return _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, param_sets)
+
+
+def _modify_template(db, stmt, sample):
+    """The parameter-independent part of a bulk UPDATE/DELETE, or False to decline."""
+    from compute.compile import compile_predicates, compile_scalar
+    from compute.scalar import Call, Column
+    from planner import plan_statement
+    from planner.plans import DeletePlan, UpdatePlan
+    n = len(sample)
+    markers = tuple(_mark(v, k) for k, v in enumerate(sample))
+    if any(m is None for m in markers):
+        return False
     plan = plan_statement(stmt, db.catalog, markers)
     if not isinstance(plan, (UpdatePlan, DeletePlan)) or plan.selection is not None or not plan.predicates:
-        return None
+        return False
     table = db.catalog.get(plan.table_id)
     arity = table.arity()
     seen: set = set()
@@ -214,7 +238,7 @@ def plan_bulk_modify(db, stmt, param_sets):
     if isinstance(plan, UpdatePlan):
         assigns = [(i, _substitute_markers(e, arity, seen)) for i, e in plan.assignments]
     if seen != set(range(n)):
-        return None  # a parameter was folded away at bind time: the template would be wrong
+        return False  # a parameter was folded away at bind time: the template would be wrong
     # an index whose key columns are all pinned to parameters by equality
     pinned = {}
     for p in preds:
@@ -236,13 +260,19 @@ def plan_bulk_modify(db, stmt, param_sets):
             index = (ix, cols)
             break
     if index is None:
-        return None
+        return False
     ix, cols = index
+    check = compile_predicates(tuple(preds))
+    new_fns = [(i, compile_scalar(e)) for i, e in assigns]
+    return plan, arity, ix, cols, pinned, check, new_fns
+
+
+def _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, param_sets):
     keys = {tuple(ps[pinned[c]] for c in cols) for ps in param_sets}
     if any(v is None for key in keys for v in key):
         return None
-    check = compile_predicates(tuple(preds))
-    new_fns = [(i, compile_scalar(e)) for i, e in assigns]
+    if ix.id not in db.controller.collections:
+        return None
     # one read of every candidate row, through the index
     from compute.mfp import MapFilterProject
     from compute.protocol import RowSetFinishing

@@ -239,8 +239,10 @@ class Database:
             if params:
                 self._guard(session, lambda: _check_parameter_count(stmts, len(params)))
             result = Result("EMPTY QUERY", None)
-            if params and len(stmts) == 1 and stmts[0].kind == "insert":
-                fast = self._guard(session, lambda: self._bulk_insert(session, stmts[0], [tuple(params)]), stmts[0])
+            if params and len(stmts) == 1 and stmts[0].kind in ("insert", "update", "delete"):
+                one = [tuple(params)]
+                bulk = self._bulk_insert if stmts[0].kind == "insert" else self._bulk_modify
+                fast = self._guard(session, lambda: bulk(session, stmts[0], one), stmts[0])
                 if fast is not None:
                     return fast
             for stmt in stmts:
@@ -271,6 +273,12 @@ class Database:
             if all(isinstance(p, InsertPlan) for p in plans):
                 n = self._guard(session, lambda: self.writer.insert_many(session, plans), stmt)
                 return Result(f"INSERT 0 {n}", None, rowcount=n)
+            from planner.plans import DeletePlan, UpdatePlan
+            if all(isinstance(p, (UpdatePlan, DeletePlan)) for p in plans):
+                n = self._guard(session, lambda: self.writer.modify_many(session, plans), stmt)
+                if n is not None:
+                    tag = "UPDATE" if isinstance(plans[0], UpdatePlan) else "DELETE"
+                    return Result(f"{tag} {n}", None, rowcount=n)
             total = 0
             result = Result("OK", None)
             for p in plans:

@@ -8,6 +8,12 @@ Deliberately not here: the protocol conversation (``mzlite.controller``).
 from __future__ import annotations
 
 
+#: Work per dataflow activation on maintenance (updates).  Small enough that one hydrating
+#: dataflow's activation is a few milliseconds, so every other dataflow (and the reads waiting
+#: on it) gets its turn about that often; large enough that per-activation overhead is noise.
+MAINTENANCE_FUEL = 1000
+
+
 class Replica:
     def __init__(self, storage_collections, *, interactive: bool):
         from compute.driver import RuntimeDriver
@@ -16,7 +22,7 @@ class Replica:
         from compute.runtime import Runtime
 
         self.registry = SharedArrangementRegistry()
-        self.maintenance = Runtime("maintenance", storage_collections, self.registry)
+        self.maintenance = Runtime("maintenance", storage_collections, self.registry, fuel=MAINTENANCE_FUEL)
         self.interactive = Runtime("interactive", storage_collections, self.registry) if interactive else None
         self.maintenance_driver = RuntimeDriver(self.maintenance)
         self.interactive_driver = RuntimeDriver(self.interactive) if self.interactive is not None else None

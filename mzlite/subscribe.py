@@ -28,14 +28,15 @@ Invariants:
   timestamps), then the error is raised.
 * ``ENVELOPE UPSERT (KEY (k))`` turns each timestamp's diffs into one ``UpsertUpdate`` per
   changed key (``upsert`` with the new values, ``delete``, or ``key_violation`` when the key
-  has several rows), from per-key state kept in the subscription.
+  has several rows), from per-key state kept in the subscription; ``WITHIN TIMESTAMP ORDER BY``
+  sorts the rows of each timestamp (only within it: time order always wins).
 * A subscription ends exactly once (complete, failed or closed) and then releases its holds
   and drops its dataflow; a dependency dropped while it runs ends it with an error naming
   the dependency; a replica restart resumes it from its frontier without repeating updates.
 
 Deliberately not here: rendering the sink (``compute.render``), shipping batches
-(``compute.runtime``), timestamp selection rules (``mzlite.reads``), WITHIN TIMESTAMP ORDER BY
-and ENVELOPE DEBEZIUM (not supported yet).
+(``compute.runtime``), timestamp selection rules (``mzlite.reads``), ENVELOPE DEBEZIUM (not
+supported).
 """
 from __future__ import annotations
 
@@ -109,6 +110,13 @@ class Subscription:
         #: ENVELOPE UPSERT: the key's column indexes and, per key, the current rows (row -> count)
         self.upsert_key = getattr(plan, "upsert_key", None)
         self._upsert_state: dict = {}
+        #: WITHIN TIMESTAMP ORDER BY: ``(column index | -1 for mz_diff, desc, nulls_last)``
+        self.within_order = tuple(getattr(plan, "within_timestamp_order", ()) or ())
+        #: data column index -> position in an item's row (ENVELOPE UPSERT puts the key first)
+        self._row_position = list(range(len(columns)))
+        if self.upsert_key is not None:
+            order = list(self.upsert_key) + [i for i in range(len(columns)) if i not in self.upsert_key]
+            self._row_position = [order.index(i) for i in range(len(columns))]
         #: the stream ends by itself: UP TO bounds it, or it reads no input (constants)
         self.bounded = up_to is not None
         if self.progress:
@@ -192,6 +200,8 @@ class Subscription:
         items = consolidate(resp.updates)
         if self.upsert_key is not None:
             items = self._upsert(items)
+        if self.within_order:
+            items = order_within_timestamps(items, self.within_order, self._row_position)
         final = resp.upper is None
         with self._cond:
             if self._ended:
@@ -364,6 +374,31 @@ def consolidate(updates) -> list[Update]:
     out = [Update(t, d, row) for (t, row), d in acc.items() if d]
     out.sort(key=lambda u: u.timestamp)
     return out
+
+
+def order_within_timestamps(items: list, order, positions) -> list:
+    """``items`` (in time order) sorted within each timestamp by ``order``: ``(column, desc,
+    nulls_last)`` with column -1 for mz_diff; NULLs compare per ``nulls_last``."""
+    from functools import cmp_to_key
+
+    def value(item, col):
+        return item.diff if col < 0 else item.row[positions[col]]
+
+    def cmp(a, b):
+        if a.timestamp != b.timestamp:
+            return -1 if a.timestamp < b.timestamp else 1
+        for col, desc, nulls_last in order:
+            x, y = value(a, col), value(b, col)
+            if x is None or y is None:
+                if x is None and y is None:
+                    continue
+                return (1 if nulls_last else -1) if x is None else (-1 if nulls_last else 1)
+            if x == y:
+                continue
+            r = -1 if x < y else 1
+            return -r if desc else r
+        return 0
+    return sorted(items, key=cmp_to_key(cmp))
 
 
 # ---------------------------------------------------------------------- registry

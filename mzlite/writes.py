@@ -11,6 +11,8 @@ Deliberately not here: choosing timestamps (the oracle) or storage internals.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from compute import relation as R
 from compute.protocol import RowSetFinishing
 from compute.scalar import Column
@@ -64,6 +66,49 @@ class Writer:
         rows = self._evaluate(session, self._selection(plan, table.arity()))
         self._apply(session, {plan.table_id: [(r, -1) for r in rows]})
         return len(rows)
+
+    def modify_many(self, session, plans) -> Optional[int]:
+        """executemany of UPDATE/DELETE as one write: each plan sees the committed state plus
+        the earlier plans' changes, all validated before anything is applied.  ``None``
+        when a plan's WHERE has subqueries (it cannot be evaluated on pending rows)."""
+        from collections import Counter
+
+        from compute.compile import compile_predicates, compile_scalar
+        from planner.plans import UpdatePlan
+        if any(p.selection is not None for p in plans):
+            return None
+        pending: dict = {}
+        total = 0
+        for plan in plans:
+            table = self.db.catalog.get(plan.table_id)
+            arity = table.arity()
+            rows = self._evaluate(session, self._selection(plan, arity))
+            pend = pending.setdefault(plan.table_id, {})
+            if pend:
+                check = compile_predicates(tuple(plan.predicates))
+                counts = Counter(rows)
+                for row, d in pend.items():
+                    if d and check(row):
+                        counts[row] += d
+                rows = [r for r, c in counts.items() for _ in range(c) if c > 0]
+            total += len(rows)
+            if isinstance(plan, UpdatePlan):
+                fns = [(i, compile_scalar(e)) for i, e in plan.assignments]
+                news = []
+                for old in rows:
+                    new = list(old)
+                    for i, f in fns:
+                        new[i] = f(old)
+                    news.append(tuple(new))
+                self._check_not_null(plan, news)
+                for old, new in zip(rows, news):
+                    pend[old] = pend.get(old, 0) - 1
+                    pend[new] = pend.get(new, 0) + 1
+            else:
+                for old in rows:
+                    pend[old] = pend.get(old, 0) - 1
+        self._apply(session, {tid: [(r, d) for r, d in ups.items() if d] for tid, ups in pending.items()})
+        return total
 
     # -------------------------------------------------------------- helpers
     def _selection(self, plan, arity: int):

@@ -549,12 +549,22 @@ def _subscribe_plan(b: Binder, node: mz.Subscribe):
             if k not in names:
                 raise b.error(errors.UNDEFINED_COLUMN, f'column "{k}" does not exist', node.location)
         upsert_key = tuple(names.index(k) for k in node.envelope_upsert)
+    within = []
+    for col, desc, nulls in getattr(node, "within_timestamp_order_by", ()):
+        names = [n for n, _ in columns]
+        if col == "mz_diff" and upsert_key is None:
+            idx = -1
+        elif col in names:
+            idx = names.index(col)
+        else:
+            raise b.error(errors.UNDEFINED_COLUMN, f'column "{col}" does not exist', node.location)
+        within.append((idx, desc, (not desc) if nulls is None else nulls == "last"))
     return P.SubscribePlan(expr, columns, frozenset(b.depends_on),
                            as_of=_timestamp_expr(b, node.as_of.expr) if node.as_of else None,
                            as_of_at_least=bool(node.as_of and node.as_of.at_least),
                            up_to=_timestamp_expr(b, node.up_to), with_snapshot=bool(opts.get("snapshot", True)),
                            progress=bool(opts.get("progress", False)), relation_id=rel_id,
-                           upsert_key=upsert_key)
+                           upsert_key=upsert_key, within_timestamp_order=tuple(within))
 
 
 def _subscribe(b, stmt, node):

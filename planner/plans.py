@@ -187,6 +187,8 @@ class SubscribePlan:
     relation_id: Optional[GlobalId] = None
     #: ``ENVELOPE UPSERT (KEY (...))``: the key's column indexes (None: the default envelope)
     upsert_key: Optional[tuple[int, ...]] = None
+    #: ``WITHIN TIMESTAMP ORDER BY``: ``(column index, desc, nulls_last)``; index -1 is mz_diff
+    within_timestamp_order: tuple[tuple[int, bool, bool], ...] = ()
 
 
 @dataclass(frozen=True)

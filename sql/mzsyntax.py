@@ -47,6 +47,9 @@ class Subscribe:
     location: int = 0  #: of the relation name or the query
     #: ``ENVELOPE UPSERT (KEY (k, ...))``: the key column names (None: the default envelope)
     envelope_upsert: Optional[tuple[str, ...]] = None
+    #: ``WITHIN TIMESTAMP ORDER BY c [ASC|DESC] [NULLS FIRST|LAST], ...``: ``(name, desc, nulls)``
+    #: with ``nulls`` one of ``None``, ``"first"``, ``"last"``
+    within_timestamp_order_by: tuple[tuple[str, bool, Optional[str]], ...] = ()
 
     def option(self, name: str, default=None):
         for k, v in self.options:

@@ -467,6 +467,7 @@ class _Ctx:
             relation = self.name()
         options: tuple = ()
         as_of = up_to = envelope = None
+        within: tuple = ()
         while self.i < len(self.toks):
             if self.accept("ENVELOPE", "UPSERT"):
                 self.expect("(", "KEY", "(")
@@ -475,6 +476,17 @@ class _Ctx:
                     keys.append(self.ident())
                 self.expect(")", ")")
                 envelope = tuple(keys)
+            elif self.accept("WITHIN", "TIMESTAMP", "ORDER", "BY"):
+                while True:
+                    col = self.ident()
+                    desc = self.accept("DESC")
+                    if not desc:
+                        self.accept("ASC")
+                    nulls = "first" if self.accept("NULLS", "FIRST") else (
+                        "last" if self.accept("NULLS", "LAST") else None)
+                    within = within + ((col, desc, nulls),)
+                    if not self.accept(","):
+                        break
             elif self.accept("WITH"):
                 options = options + self.options()
             elif self.accept("AS", "OF"):
@@ -484,7 +496,8 @@ class _Ctx:
                 up_to = self.expr_until(("AS", "OF"))
             else:
                 raise self.error_here()
-        return Subscribe(relation, query, options, as_of, up_to, loc, envelope_upsert=envelope)
+        return Subscribe(relation, query, options, as_of, up_to, loc, envelope_upsert=envelope,
+                         within_timestamp_order_by=within)
 
     def fetch(self) -> Fetch:
         self.expect("FETCH")

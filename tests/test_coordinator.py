@@ -97,3 +97,18 @@ def test_introspection_relations_name_the_runtime(con):
     interactive = con.execute("SHOW enable_compute_interactive_runtime").fetchall()[0][0] == "on"
     answered_by = "interactive" if interactive else "maintenance"
     assert counts[(answered_by, "fast_path")] >= 1
+
+
+def test_executemany_without_an_index_is_one_write_with_sequential_semantics(con):
+    """The general executemany path (no index pins the key) applies every parameter set as
+    one write, each set seeing the earlier sets' changes.  Sabotage: skipping the pending
+    rows in ``Writer.modify_many`` made the second doubling read the committed value and
+    give 4 instead of 8 (seen red)."""
+    con.execute("CREATE TABLE t (id int NOT NULL, v int)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(1, 1), (2, 2)])
+    cur = con.cursor()
+    cur.executemany("UPDATE t SET v = v * ? WHERE id = ?", [(2, 1), (2, 1), (2, 1)])
+    assert cur.rowcount == 3
+    assert _rows(con, "SELECT v FROM t WHERE id = 1") == [(8,)]
+    cur.executemany("DELETE FROM t WHERE v = ?", [(8,), (2,)])
+    assert _rows(con, "SELECT id FROM t") == []

@@ -435,3 +435,14 @@ def test_envelope_upsert_reports_each_changed_key_once_per_timestamp(con):
     assert sorted(rows[:2]) == [(5, "upsert", "a", 1), (5, "upsert", "b", 5)]
     assert rows[2:] == [(10, "upsert", "a", 2), (12, "key_violation", "c", None), (14, "upsert", "c", 7),
                         (15, "delete", "b", None), (20, "delete", "a", None), (30, "delete", "c", None)]
+
+
+def test_within_timestamp_order_by_sorts_inside_each_timestamp_only(con):
+    """Sabotage: without ``order_within_timestamps`` the rows kept their arrival order (red)."""
+    con.execute("CREATE VIEW nv AS SELECT * FROM (VALUES (1, 0, 10), (5, 0, 100), (NULL, 0, 100), (7, 0, 10), "
+                "(3, 10, 100)) AS v (x, s, e)")
+    con.execute("CREATE VIEW nv_now AS SELECT x FROM nv WHERE mz_now() >= s AND mz_now() < e")
+    rows = con.execute("SUBSCRIBE nv_now WITHIN TIMESTAMP ORDER BY x DESC AS OF 5 UP TO 11").fetchall()
+    assert rows == [(5, 1, None), (5, 1, 7), (5, 1, 5), (5, 1, 1), (10, -1, 7), (10, 1, 3), (10, -1, 1)]
+    rows = con.execute("SUBSCRIBE nv_now WITHIN TIMESTAMP ORDER BY mz_diff DESC, x AS OF 9 UP TO 11").fetchall()
+    assert rows == [(9, 1, 1), (9, 1, 5), (9, 1, 7), (9, 1, None), (10, 1, 3), (10, -1, 1), (10, -1, 7)]
