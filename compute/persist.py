@@ -126,7 +126,10 @@ class StorageCollection:
     # ----------------------------------------------------------- reading
     def snapshot(self, as_of: int) -> dict:
         """``row -> count`` consolidated at ``as_of`` (requires ``since <= as_of``)."""
-        base, log = self._state
+        return self._consolidated(self._state, as_of)
+
+    def _consolidated(self, state: tuple[dict, list], as_of: int) -> dict:
+        base, log = state
         if self.since is None or as_of < self.since:
             raise SinceError(f"{self.id}: as_of {as_of} is below since {self.since}")
         out = dict(base)
@@ -169,20 +172,7 @@ class StorageCollection:
 
     def error_snapshot(self, as_of: int) -> dict:
         """``(sqlstate, message) -> count`` of the error log at ``as_of``."""
-        base, log = self._err_state
-        if self.since is None or as_of < self.since:
-            raise SinceError(f"{self.id}: as_of {as_of} is below since {self.since}")
-        out = dict(base)
-        for t, ups in log:
-            if t > as_of:
-                break
-            for row, d in ups:
-                c = out.get(row, 0) + d
-                if c:
-                    out[row] = c
-                else:
-                    del out[row]
-        return out
+        return self._consolidated(self._err_state, as_of)
 
     def error_batches_between(self, lower: int, upper: Frontier) -> list[tuple[int, list]]:
         """The error log's entries ``(time, [(error_row, diff)])`` with ``lower <= time < upper``."""
