@@ -628,20 +628,9 @@ def fetch(db, session, plan, stmt):
         n = len(p.rows) if plan.count is None else min(plan.count, len(p.rows))
         rows = [p.rows.popleft() for _ in range(n)]
     else:
-        lock = db.lock
-        released = 0
-        try:  # never hold the database while waiting for a stream
-            while True:
-                try:
-                    lock.release()
-                except RuntimeError:
-                    break
-                released += 1
+        with db.unlocked():  # never hold the database while waiting for a stream
             rows = p.stream.sub.fetch(timeout=plan.timeout, max_rows=plan.count,
                                       should_cancel=lambda: session.cancel_requested)
-        finally:
-            for _ in range(released):
-                lock.acquire()
         rows = [flat_row(p.stream.sub, x) for x in rows]
     return Result(f"FETCH {len(rows)}", p.columns, rows, len(rows))
 
