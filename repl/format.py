@@ -41,6 +41,7 @@ class Settings:
     null: str = ""
     footer: bool = True
     tuples_only: bool = False
+    pager: bool = True  # the interactive shell pages tall results (batch mode never does)
 
 
 # ---------------------------------------------------------------- values

@@ -14,10 +14,13 @@ be read, or when the database cannot be opened; 2 for bad usage (argparse's conv
 Invariant: the engine is reached only through ``mzlite``'s public API, imported lazily so
 that ``mzlite --help`` and the shell's first prompt do not pay for it.
 
-``SUBSCRIBE`` is not fetched but streamed (``stream``): its rows print as they arrive.
+``\\set`` variables are substituted into each statement (``interpolate``: ``:name``,
+``:'name'``, ``:"name"``) before it runs.  ``SUBSCRIBE`` is not fetched but streamed
+(``stream``): its rows print as they arrive.
 
 Deliberately not here: output formats (``format``), the completeness rule (``complete``),
-backslash commands (``meta``), the interactive loop (``shell``).
+backslash commands (``meta``), the interactive loop (``shell``), paging (``pager``: only
+the shell installs ``Runner.pager``, so batch mode never pages).
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 from repl import format as fmt
 from repl import stream
 from repl.complete import split_script
+from repl.interpolate import interpolate
 
 PROG = "mzlite"
 
@@ -83,6 +87,8 @@ class Runner:
         self.quit_requested = False
         self.last_query: Optional[str] = None
         self.after_statement: Optional[Callable[[str, Result], None]] = None
+        #: the shell's pager: takes a rendered result, True when it showed it (batch: None)
+        self.pager: Optional[Callable[[str], bool]] = None
 
     # -- output -------------------------------------------------------------------------
 
@@ -121,10 +127,14 @@ class Runner:
     def run_statement(self, sql: str, *, error_query: Optional[str] = None, position_base: int = 0,
                       prefix: str = "") -> bool:
         """Run one SQL statement; print its result or its error.  True on success."""
+        if self.variables:
+            typed, sql = sql, interpolate(sql, self.variables)
+            if sql != typed:  # caret positions refer to the text that ran
+                error_query, position_base = None, 0
         self.last_query = sql
         start = time.perf_counter()
         try:
-            if False:
+            if stream.is_subscribe(sql):
                 stream.stream_statement(self.connection(), sql, self.settings, self.write)
                 result = Result(None, None, None, None)  # the rows and footer are written already
             else:
@@ -135,7 +145,9 @@ class Runner:
             self.report(exc, error_query if error_query is not None else sql, position_base, prefix)
             return False
         elapsed = time.perf_counter() - start
-        self.write(self.render(result))
+        text = self.render(result)
+        if self.pager is None or not self.pager(text):
+            self.write(text)
         if self.timing:
             self.write(format_timing(elapsed))
         if self.after_statement is not None:

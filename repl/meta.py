@@ -1,7 +1,7 @@
 """Backslash (meta) commands of the ``mzlite`` shell and scripts, psql's names and messages.
 
 Owns: ``\\q``, ``\\x [on|off|auto]``, ``\\timing [on|off]``, ``\\pset [format|null|footer|
-tuples_only] [value]``, ``\\d [name]``, ``\\dt``, ``\\dv``, ``\\dm``, ``\\di [name]``, ``\\i FILE``,
+pager|tuples_only] [value]``, ``\\d [name]``, ``\\dt``, ``\\dv``, ``\\dm``, ``\\di [name]``, ``\\i FILE``,
 ``\\o [FILE]``, ``\\watch [seconds] [count=N]``, ``\\set [name [value]]``, ``\\echo``, ``\\?``.
 Catalog commands are answered through SQL (``SHOW TABLES``, ``SHOW COLUMNS FROM x``, ...),
 never by reaching into the engine.
@@ -11,7 +11,7 @@ output stream, variables, quit flag) or runs SQL through the runner; a failing m
 reports an error and leaves the session usable.
 
 Deliberately not here: query-buffer commands (``\\r``, ``\\e``, ``\\p``: the shell owns the
-buffer), variable interpolation into SQL, ``\\copy``, ``\\c``.
+buffer), variable interpolation into SQL (``interpolate``), ``\\copy``, ``\\c``.
 """
 from __future__ import annotations
 
@@ -35,16 +35,17 @@ Formatting
   \\x [on|off|auto]       toggle expanded output
   \\pset format aligned|csv|tsv|json
   \\pset null TEXT        how NULL is shown
+  \\pset pager [on|off]   page results taller than the screen ($PAGER, else less -FRSX)
   \\timing [on|off]       toggle timing of commands
 Informational (through SHOW ...)
   \\d [NAME]              list relations, or describe NAME (SHOW COLUMNS FROM NAME)
   \\dt  \\dv  \\dm          list tables, views, materialized views
   \\di [NAME]             list indexes (on NAME)
 Variables
-  \\set [NAME [VALUE]]    set or list variables
+  \\set [NAME [VALUE]]    set or list variables; SQL uses them as :NAME, :'NAME', :"NAME"
 
 Statements end with ';'. Alt-Enter inserts a newline; Ctrl-R searches history;
-Ctrl-C cancels a running statement; Ctrl-D exits.
+Ctrl-C cancels a running statement or stops a SUBSCRIBE; Ctrl-D exits.
 """
 
 COMMANDS: dict[str, Callable] = {}
@@ -137,6 +138,7 @@ def _pset(runner, args):
     if not args:
         runner.write(f"expanded     {s.expanded}\nfooter       {'on' if s.footer else 'off'}\n"
                      f"format       {s.format}\nnull         '{s.null}'\n"
+                     f"pager        {'on' if s.pager else 'off'}\n"
                      f"tuples_only  {'on' if s.tuples_only else 'off'}\n")
         return
     option, value = args[0], (args[1] if len(args) > 1 else None)
@@ -154,6 +156,9 @@ def _pset(runner, args):
     elif option == "footer":
         s.footer = (not s.footer) if value is None else _onoff(value, s.footer)
         runner.write(f"Default footer is {'on' if s.footer else 'off'}.\n")
+    elif option == "pager":
+        s.pager = (not s.pager) if value is None else _onoff(value, s.pager)
+        runner.write(f"Pager usage is {'on' if s.pager else 'off'}.\n")
     elif option in ("tuples_only", "t"):
         s.tuples_only = (not s.tuples_only) if value is None else _onoff(value, s.tuples_only)
         runner.write(f"Tuples only is {'on' if s.tuples_only else 'off'}.\n")

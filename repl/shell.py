@@ -3,7 +3,8 @@
 Owns: the prompt (``mzlite=>``, psql's continuation prompts ``mzlite->``, ``mzlite'>``, ...),
 the session (history in ``~/.mzlite_history`` or ``$MZLITE_HISTORY``, auto-suggest from
 history, Ctrl-R, PostgreSQL syntax highlighting, the completer), connecting in the
-background so the first prompt appears at once, running each submitted statement on a worker
+background so the first prompt appears at once, paging results taller than the screen
+(``pager``; batch mode never pages), running each submitted statement on a worker
 thread so Ctrl-C can cancel it (``connection.cancel()`` when the connection has one, else the
 result is abandoned), and refreshing completion names after DDL.
 
@@ -22,6 +23,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from repl import format as fmt
+from repl import pager as paging
 from repl.complete import is_complete, open_state, split_script
 from repl.main import Result, Runner, fetch
 
@@ -177,6 +179,14 @@ def run(connect: Callable[[], Any], settings: fmt.Settings, *, history: bool = T
             catalog.invalidate()
     runner.after_statement = after
 
+    def pager(text: str) -> bool:
+        to_terminal = runner.out is runner.stdout and _isatty(out)
+        rows = shutil.get_terminal_size((0, 0)).lines or None
+        if not paging.should_page(text, enabled=settings.pager, to_terminal=to_terminal, screen_rows=rows):
+            return False
+        return paging.page(text, paging.pager_command())
+    runner.pager = pager
+
     hist = InMemoryHistory()
     if history:
         try:
@@ -234,6 +244,13 @@ def run(connect: Callable[[], Any], settings: fmt.Settings, *, history: bool = T
                 pass
         conn.close()
     return 0
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _continuation_for(text: str, line_number: int) -> str:

@@ -2,7 +2,7 @@
 
 Owns: recognising a SUBSCRIBE statement (``is_subscribe``), asking for progress rows
 (``with_progress``: adds ``PROGRESS`` to the statement's ``WITH (...)`` options, or a
-``WITH (PROGRESS)`` clause, unless the statement already says ``PROGRESS``), the line
+``WITH (PROGRESS)`` clause, unless its ``WITH`` options name ``PROGRESS`` already), the line
 format of a stream (``StreamPrinter``: a header, one line per update, a ``-- frontier
 advanced to T`` line when a progress row arrives and nothing changed since the last one, a
 footer when the stream ends), and ``stream_statement``: a worker thread executes the
@@ -84,6 +84,17 @@ def _top_level_words(sql: str) -> list[tuple[str, int, int]]:
     return out
 
 
+def _closing_paren(sql: str, p: int) -> int:
+    """Where the parenthesis opened just before ``p`` closes (``len(sql)`` if it does not);
+    the WITH options hold no quoted parentheses."""
+    depth = 1
+    for i in range(p, len(sql)):
+        depth += {"(": 1, ")": -1}.get(sql[i], 0)
+        if depth == 0:
+            return i
+    return len(sql)
+
+
 def is_subscribe(sql: str) -> bool:
     """The statement is a ``SUBSCRIBE`` (its first word, after comments)."""
     words = _top_level_words(sql)
@@ -91,14 +102,15 @@ def is_subscribe(sql: str) -> bool:
 
 
 def with_progress(sql: str) -> str:
-    """``sql`` (a SUBSCRIBE) asking for progress rows; unchanged when it names PROGRESS already
-    (``PROGRESS = false`` is respected)."""
-    if re.search(r"\bprogress\b", sql, re.IGNORECASE):
-        return sql
+    """``sql`` (a SUBSCRIBE) asking for progress rows; unchanged when its WITH options name
+    PROGRESS already (``PROGRESS = false`` is respected).  Should the engine reject the
+    rewritten text, ``stream_statement`` runs the statement as typed."""
     words = _top_level_words(sql)
     for k, (w, s, e) in enumerate(words[2:], start=2):  # words[1] may be TO or the target
         if w == "with" and k + 1 < len(words) and words[k + 1][0] == "(":
             p = words[k + 1][2]
+            if re.search(r"\bprogress\b", sql[p:_closing_paren(sql, p)], re.IGNORECASE):
+                return sql
             return sql[:p] + "PROGRESS, " + sql[p:]
     for k, (w, s, e) in enumerate(words[2:], start=2):
         nxt = words[k + 1][0] if k + 1 < len(words) else ""

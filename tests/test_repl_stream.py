@@ -101,6 +101,8 @@ def test_progress_is_asked_for_and_shown_as_frontier_lines_when_idle():
     ("subscribe to (select 1 as with) up to 5", "subscribe to (select 1 as with) WITH (PROGRESS) up to 5"),
     ("SUBSCRIBE t WITH (SNAPSHOT = false) AS OF 3", "SUBSCRIBE t WITH (PROGRESS, SNAPSHOT = false) AS OF 3"),
     ("SUBSCRIBE t WITH (PROGRESS = false)", "SUBSCRIBE t WITH (PROGRESS = false)"),
+    ("SUBSCRIBE t WITH (snapshot, progress)", "SUBSCRIBE t WITH (snapshot, progress)"),
+    ("SUBSCRIBE (SELECT progress FROM jobs)", "SUBSCRIBE (SELECT progress FROM jobs) WITH (PROGRESS)"),
     ("SUBSCRIBE (SELECT 'as of' AS x) -- up to\n", "SUBSCRIBE (SELECT 'as of' AS x) -- up to\nWITH (PROGRESS)"),
 ])
 def test_with_progress(sql, expected):
