@@ -159,7 +159,9 @@ def test_crlf_lines():
 
 
 def test_corpus_parses():
-    recs = parse_file("/work/shared/sqlite-corpus/select1.test")
+    import pathlib
+    corpus = pathlib.Path(__file__).resolve().parents[2] / "shared" / "sqlite-corpus"
+    recs = parse_file(str(corpus / "select1.test"))
     qs = [r for r in recs if isinstance(r, Query)]
     sts = [r for r in recs if isinstance(r, Statement)]
     assert len(qs) + len(sts) == 1031

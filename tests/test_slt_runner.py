@@ -14,7 +14,8 @@ from slt.deviations import DeviationFileError, Deviations
 from slt.engines import Result, SqliteEngine, split_statements
 from slt.runner import Config, run_file
 
-CORPUS = "/work/shared/sqlite-corpus"
+#: the shared corpus sits beside the repository (``../shared`` from its root), in CI as here
+CORPUS = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "sqlite-corpus")
 
 
 def run_main(capsys, *args):
