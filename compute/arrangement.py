@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
+from compute.listeners import UpperListeners
 from compute.persist import SinceError
 from compute.timestamp import Frontier, frontier_le
 
@@ -296,7 +297,7 @@ class SpineHold:
         self.spine._downgrade(self.token, None)
 
 
-class Spine:
+class Spine(UpperListeners):
     """A maintained arrangement (see the module docstring for its invariants)."""
 
     def __init__(self, key_fn: Callable[[tuple], Any], arity: int, *, since: Frontier = 0,
@@ -337,20 +338,6 @@ class Spine:
 
     def __len__(self) -> int:
         return sum(b.count for b in self._h.batches)
-
-    def add_listener(self, fn: Callable[[], None]) -> None:
-        """``fn()`` is called (on the writer's thread) after every advance of ``upper``."""
-        self._listeners.append(fn)
-
-    def remove_listener(self, fn: Callable[[], None]) -> None:
-        try:
-            self._listeners.remove(fn)
-        except ValueError:
-            pass
-
-    def _notify(self) -> None:
-        for fn in list(self._listeners):
-            fn()
 
     # ------------------------------------------------------------ writing
     def insert(self, batch: Batch) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, Iterable, Optional
 
+from compute.listeners import UpperListeners
 from compute.timestamp import Frontier
 
 
@@ -47,7 +48,7 @@ class SinceError(Exception):
     """A read below the collection's since."""
 
 
-class StorageCollection:
+class StorageCollection(UpperListeners):
     def __init__(self, id, arity: int, since: int = 0, upper: int = 0):
         self.id = id
         self.arity = arity
@@ -109,19 +110,6 @@ class StorageCollection:
                 return
             self.upper = new_upper
         self._notify()
-
-    def add_listener(self, fn: Callable[[], None]) -> None:
-        self._listeners.append(fn)
-
-    def remove_listener(self, fn: Callable[[], None]) -> None:
-        try:
-            self._listeners.remove(fn)
-        except ValueError:
-            pass
-
-    def _notify(self) -> None:
-        for fn in list(self._listeners):
-            fn()
 
     # ----------------------------------------------------------- reading
     def snapshot(self, as_of: int) -> dict:
