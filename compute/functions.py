@@ -50,7 +50,33 @@ class FuncImpl:
     lazy: bool = False
 
 
-FUNCTIONS: dict[str, FuncImpl] = {}
+class _Registry(dict):
+    """``FUNCTIONS``: a dict whose missing func ids may be synthesized on first lookup by
+    the functions in ``RESOLVERS`` (``func_id -> FuncImpl | None``; array casts such as
+    ``cast_text_to_int4[]``, one per element type, are made this way by
+    ``compute.functions_document``).  A synthesized entry is stored."""
+
+    def __missing__(self, k):
+        for r in RESOLVERS:
+            impl = r(k)
+            if impl is not None:
+                self[k] = impl
+                return impl
+        raise KeyError(k)
+
+    def get(self, k, default=None):
+        try:
+            return self[k]
+        except KeyError:
+            return default
+
+    def __contains__(self, k):
+        return self.get(k) is not None
+
+
+#: see ``_Registry``
+RESOLVERS: list = []
+FUNCTIONS: dict[str, FuncImpl] = _Registry()
 
 
 def _reg(name, fn, strict=True, inline=None, env=None, lazy=False):
@@ -495,6 +521,9 @@ def sum_finish(total, output_type: str):
         return total if isinstance(total, Decimal) else Decimal(total)
     if output_type == "float8":
         return float(total)
+    if output_type == "float4":  # a real sum, rounded once to real
+        from compute.functions_exact import _to_float4
+        return _to_float4(float(total))
     return total
 
 
@@ -502,6 +531,9 @@ def avg_finish(total, count: int, output_type: str):
     """``avg`` from the sum and the count of non-NULL inputs, with PostgreSQL's scale."""
     if not count or total is None:
         return None
+    if output_type == "interval":  # PostgreSQL's interval_div of the sum
+        from compute.dates import interval_div
+        return interval_div(total, float(count))
     if output_type == "float8":
         return float(total) / count
     t = total if isinstance(total, Decimal) else Decimal(total)
@@ -543,3 +575,14 @@ def _raise_cardinality():
 
 # The binder guards a scalar subquery with ``If(count > 1, raise_cardinality(), value)``.
 _reg("raise_cardinality", _raise_cardinality, strict=False)
+
+
+import compute.functions_document  # noqa: E402,F401  (bytea, uuid, jsonb, arrays)
+
+
+# ---- date/time family: compute.functions_datetime registers its func ids here
+from compute.functions_datetime import ENTRIES as _DT_ENTRIES  # noqa: E402
+
+for _name, _fn, _strict in _DT_ENTRIES:
+    _reg(_name, _fn, _strict)
+import compute.functions_exact  # noqa: E402,F401  (char(n)/bpchar, type modifiers)

@@ -33,6 +33,13 @@ INT_RANGES = {
 
 def float8_out(x: float) -> str:
     """PostgreSQL 15's float8out (extra_float_digits = 1: shortest round-trip)."""
+    return shortest_float_out(x, 15)
+
+
+def shortest_float_out(x: float, max_exp: int) -> str:
+    """PostgreSQL 15's float output for a value whose shortest decimal form is ``repr(x)``:
+    plain notation for decimal exponents in ``[-4, max_exp)``, else ``d.ddde+XX``
+    (float8out uses 15, float4out 6)."""
     if x != x:
         return "NaN"
     if x == math.inf:
@@ -46,7 +53,7 @@ def float8_out(x: float) -> str:
     # decimal exponent of the first digit
     e10 = exp + len(digits) - 1
     neg = "-" if sign else ""
-    if -4 <= e10 < 15:
+    if -4 <= e10 < max_exp:
         if e10 < 0:
             return neg + "0." + "0" * (-e10 - 1) + ds
         if len(ds) <= e10 + 1:
@@ -71,6 +78,11 @@ def bool_out(b: bool) -> str:
     return "true" if b else "false"
 
 
+#: Python type -> text output function, for value types defined in their own modules
+#: (dates, intervals, jsonb, ...); each module registers its types when imported.
+TEXT_OUT: dict[type, object] = {}
+
+
 def to_text(v) -> str:
     """The text form of any non-NULL SQL value, chosen by its Python type."""
     t = type(v)
@@ -86,6 +98,9 @@ def to_text(v) -> str:
         return numeric_out(v)
     if t is tuple:
         return "(" + ",".join("" if x is None else to_text(x) for x in v) + ")"
+    out = TEXT_OUT.get(t)
+    if out is not None:
+        return out(v)
     return str(v)
 
 

@@ -9,6 +9,10 @@ rows ``(sqlstate, message) -> count``.  Deliberately not here: speed (nested loo
 whole-collection recomputation), incrementality, and scalar function implementations
 (``compute.compile`` provides them; a tiny tree-walker over a handful of functions is
 the fallback until it exists, and is what this package's own tests use).
+
+Over 600 lines: it evaluates every MIR node from scratch in one evaluator, on purpose
+independent of the operators it checks; window and recursion semantics live in
+``compute/window_reference.py`` and ``compute/iterate.py``.
 """
 from __future__ import annotations
 
@@ -291,7 +295,8 @@ def apply_aggregate(func: str, values: list, distinct: bool, out_type: str):
             vals = list(dict.fromkeys(vals))
         if not vals:
             return None
-        return tuple(r[0] for r in sort_rows([(v,) for v in vals]))
+        from compute.functions_document import collect_finish  # Array / Jsonb values
+        return collect_finish(func, [r[0] for r in sort_rows([(v,) for v in vals])])
     if func == "string_agg":
         vals = [v for v in values if v is not None and v[0] is not None]
         if distinct:
@@ -323,6 +328,19 @@ def apply_aggregate(func: str, values: list, distinct: bool, out_type: str):
     raise EvalError("XX000", f"reference: unknown aggregate {func}")
 
 
+def apply_ordered_aggregate(a, values: list):
+    """An ordered-form aggregate (``AggregateExpr.is_ordered_form``) from scratch: NULL
+    records skipped, DISTINCT over the records, then compute's deterministic ordering."""
+    from compute.functions_document import ordered_aggregate
+    recs = [v for v in values if v is not None]
+    if a.distinct:
+        recs = list(dict.fromkeys(recs))
+    counts: dict = {}
+    for r in recs:
+        counts[r] = counts.get(r, 0) + 1
+    return ordered_aggregate(a.func, list(counts.items()), a.order_by)
+
+
 # ------------------------------------------------------------------ table functions
 
 
@@ -351,6 +369,7 @@ TABLE_FUNCTIONS: dict[str, Callable[..., list]] = {
     "generate_series": _generate_series,
     "unnest": _unnest,
     "unnest_array": _unnest,
+    "unnest_window": lambda lst: list(lst) if lst is not None else [],  # window functions
 }
 
 
@@ -440,6 +459,9 @@ class _Evaluator:
 
     def _FlatMap(self, e: FlatMap, env):
         tf = TABLE_FUNCTIONS.get(e.func)
+        if tf is None:  # jsonb table functions
+            from compute.functions_document import TABLE_FUNCTIONS_DOCUMENT
+            tf = TABLE_FUNCTIONS_DOCUMENT.get(e.func, (None,))[0]
         fs = [self.scalar(x) for x in e.exprs]
         out = []
         for row, c in self.eval(e.input, env).items():
@@ -514,7 +536,12 @@ class _Evaluator:
             for i, a in enumerate(e.aggregates):
                 values = [v[i] for v, c in members for _ in range(c)]
                 try:
-                    aggs.append(apply_aggregate(a.func, values, a.distinct, a.output_type))
+                    if a.func == "window":  # window functions: compute.window_reference
+                        from compute.window_reference import reference_window
+                        aggs.append(reference_window(a, values))
+                    else:
+                        aggs.append(apply_ordered_aggregate(a, values) if a.is_ordered_form()
+                                    else apply_aggregate(a.func, values, a.distinct, a.output_type))
                 except EvalError as ex:
                     self.err(ex, 1)
                     break
@@ -552,6 +579,16 @@ class _Evaluator:
 
     def _ArrangeBy(self, e: ArrangeBy, env):
         return self.eval(e.input, env)
+
+    # ---- LetRec: iterated to a fixpoint by compute.iterate (the one definition)
+    def _LetRec(self, e, env):
+        from compute.iterate import letrec_steps
+        steps = letrec_steps(self, e, env)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as stop:
+                return stop.value
 
 
 def evaluate_with_errors(expr, inputs: Mapping, time: Optional[int] = None, *,

@@ -127,17 +127,32 @@ class AggregateExpr:
     ``func``: ``count`` (non-NULL values; ``count(*)`` is ``count`` of a true literal),
     ``sum``, ``min``, ``max``, ``avg``, ``bool_and``, ``bool_or``, ``string_agg``
     (expr is a two-column record built by Call('record', (value, delimiter))),
-    ``array_agg``, ``jsonb_agg``, ``stddev_samp``, ``stddev_pop``, ``var_samp``,
+    ``array_agg``, ``jsonb_agg``, ``jsonb_object_agg``, ``stddev_samp``, ``stddev_pop``, ``var_samp``,
     ``var_pop``.  ``distinct`` applies the aggregate to distinct non-NULL values.
     ``input_type``/``output_type`` are SQL type names (e.g. ``sum`` over ``int4``
     gives ``int8``, over ``int8`` gives ``numeric``; ``avg`` over integers gives
     ``numeric``).
+    ``window`` (window functions): a ``compute.window.WindowAggregateExpr`` over
+    ``record(row)`` producing the partition's list of ``row + values``.
     """
     func: str
     expr: ScalarExpr
     distinct: bool
     input_type: str
     output_type: str
+    #: ``ORDER BY`` inside the call, one ``(desc, nulls_last)`` per sort key.
+    #: When set, and always for ``jsonb_object_agg``, ``expr`` is
+    #: ``record(value, key1, ..., keyN)`` and a NULL ``expr`` (a row FILTER rejected)
+    #: contributes nothing; ``value`` is what the aggregate takes otherwise (string_agg's
+    #: ``record(v, delim)``, jsonb_object_agg's ``record(key, value)``).  Without it,
+    #: ``array_agg``/``jsonb_agg`` take the value itself and keep NULLs (the binder uses the
+    #: ordered form, with a constant key, when they have a FILTER).  Ordered aggregates
+    #: are non-invertible: the group's value is recomputed from its multiset of records.
+    order_by: tuple = ()
+
+    def is_ordered_form(self) -> bool:
+        """Whether ``expr`` has the ``record(value, keys...)`` form described above."""
+        return bool(self.order_by) or self.func == "jsonb_object_agg"
 
 
 @dataclass(frozen=True)
@@ -214,8 +229,36 @@ class ArrangeBy:
         return self.input.arity()
 
 
+# ---- recursive bindings (WITH MUTUALLY RECURSIVE / WITH RECURSIVE) ----
+@dataclass(frozen=True)
+class RecursionLimit:
+    """``RETURN AT`` (``return_at``) or ``ERROR AT RECURSION LIMIT max_iters``."""
+    max_iters: int
+    return_at: bool
+
+
+@dataclass(frozen=True)
+class LetRec:
+    """Mutually recursive bindings: every ``ids[i]`` is in scope in every ``values[j]`` and
+    in ``body``.  Meaning: start every binding empty; repeatedly compute *all* values from
+    the previous iteration's values, until no binding changes (a fixpoint); then evaluate
+    ``body``.  ``limits[i]`` (all equal when bound from SQL) stops the iteration after
+    ``max_iters`` iterations without a fixpoint: with the current values (``return_at``) or
+    with a data error.  A data error in any binding stops the iteration too, and every
+    binding's errors reach the LetRec's result (read by the body or not).  Binding ``i``'s arity is ``values[i].arity()``."""
+    ids: tuple[LocalId, ...]
+    values: tuple["RelationExpr", ...]
+    limits: tuple[Optional[RecursionLimit], ...]
+    body: "RelationExpr"
+
+    def arity(self) -> int:
+        return self.body.arity()
+# ---- end recursive bindings ----
+
+
 RelationExpr = typing.Union[
-    Constant, Get, Let, Map, Filter, Project, FlatMap, Join, Reduce, TopK, Negate, Threshold, Union, ArrangeBy
+    Constant, Get, Let, Map, Filter, Project, FlatMap, Join, Reduce, TopK, Negate, Threshold, Union, ArrangeBy,
+    LetRec,
 ]  # type: ignore[valid-type]
 
 
@@ -225,6 +268,8 @@ def children(expr) -> tuple:
         return ()
     if isinstance(expr, Let):
         return (expr.value, expr.body)
+    if isinstance(expr, LetRec):
+        return tuple(expr.values) + (expr.body,)
     if isinstance(expr, (Join, Union)):
         return tuple(expr.inputs)
     return (expr.input,)

@@ -36,6 +36,9 @@ Deliberately not here: which runtime hosts the dataflow, publishing exports to t
 registry, frontier reports (``compute.runtime``), and operator semantics
 (``compute.operators``).  This module is somewhat over the usual size because the graph
 builder and the scheduler share all of their state; they are split by section.
+
+Over 600 lines: the render of every MIR node shares the dataflow's one state (nodes,
+fuel, frontiers, error streams); the operators themselves live in ``compute/operators/``.
 """
 from __future__ import annotations
 
@@ -54,12 +57,13 @@ from compute.operators import Operator, consolidate_pairs, key_function
 from compute.operators.constant import ConstantInput
 from compute.operators.flat_map import FlatMapOp
 from compute.operators.join import JoinOp
+from compute.operators.letrec import LetRecOp, free_ids
 from compute.operators.mfp import MfpOp
 from compute.operators.reduce import DistinctOp, ReduceOp
 from compute.operators.threshold import NegateOp, ThresholdOp, UnionOp
 from compute.operators.topk import TopKOp
 from compute.protocol import SubscribeBatch
-from compute.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, Let, LocalId, Map,
+from compute.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, Let, LetRec, LocalId, Map,
                               Negate, Project, Reduce, Threshold, TopK, Union)
 from compute.scalar import permute
 from compute.timestamp import Frontier, frontier_le, frontier_min, try_step_forward
@@ -348,7 +352,7 @@ class Dataflow:
             return self._render_join(expr, env, None)
         if isinstance(expr, Reduce):
             src = self._render(expr.input, env)
-            if not expr.aggregates:
+            if not expr.aggregates and not expr.global_default:  # a global default row needs ReduceOp
                 return self._op(DistinctOp(expr.group_key), "distinct", [src])
             return self._op(ReduceOp(expr.group_key, expr.aggregates, expr.global_default), "reduce", [src])
         if isinstance(expr, TopK):
@@ -364,6 +368,10 @@ class Dataflow:
         if isinstance(expr, FlatMap):
             src = self._render(expr.input, env)
             return self._op(FlatMapOp(expr.func, expr.exprs), f"flat_map {expr.func}", [src])
+        if isinstance(expr, LetRec):  # re-derived per changed time (compute.operators.letrec)
+            frees = free_ids(expr)
+            srcs = [env[i] if isinstance(i, LocalId) else self._lookup(i) for i, _ in frees]
+            return self._op(LetRecOp(expr, frees), "letrec", srcs)
         raise ComputeProtocolError(f"render: unsupported plan node {type(expr).__name__}")
 
     def _render_join(self, expr: Join, env: dict, project) -> _Node:
@@ -470,6 +478,7 @@ class Dataflow:
                     heapq.heappush(self._dirty, idx)
                 self._emit(node, oks, errs, t)
                 fuel -= len(oks) + len(errs) + 1
+                fuel -= getattr(node.op, "last_flush_work", 0)  # LetRec iterations
             else:
                 self._finish_time(t)
                 fuel -= 1

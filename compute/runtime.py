@@ -345,7 +345,13 @@ class Runtime:
             raise ComputeProtocolError(f"{self.role}: peek {peek.uuid} already pending")
         h = self._export_of.get(peek.target)
         if h is None and (self.role == "maintenance" or peek.target.is_transient()):
-            raise ComputeProtocolError(f"{self.role}: peek {peek.uuid} targets unknown index {peek.target}")
+            # A protocol violation, and loud; but every peek gets its one answer, or the
+            # controller waits for it forever (e.g. after a dataflow it created was refused).
+            msg = f"{self.role}: peek {peek.uuid} targets unknown index {peek.target}"
+            p = _PendingPeek(peek, "dataflow" if peek.target.is_transient() else "fast_path")
+            self._peeks[peek.uuid] = p
+            self._respond(p, PeekError(peeks.INTERNAL, msg))
+            raise ComputeProtocolError(msg)
         kind = "dataflow" if peek.target.is_transient() else "fast_path"
         self.peek_counts[kind] = self.peek_counts.get(kind, 0) + 1
         p = _PendingPeek(peek, kind)

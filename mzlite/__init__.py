@@ -44,7 +44,8 @@ __all__ = [
 
 
 def connect(database: Optional[str] = ":memory:", *, system_parameters: Optional[Mapping[str, Any]] = None,
-            clock: Optional[Callable[[], int]] = None) -> "Connection":
+            clock: Optional[Callable[[], int]] = None,
+            session_parameters: Optional[Mapping[str, Any]] = None) -> "Connection":
     """Open a database and return a connection to it.
 
     ``database``: ``":memory:"`` (the default; also ``None``) is a new private in-memory
@@ -56,9 +57,19 @@ def connect(database: Optional[str] = ":memory:", *, system_parameters: Optional
     ``system_parameters`` sets system parameters such as
     ``enable_compute_interactive_runtime``; ``clock`` (a zero-argument callable returning
     milliseconds) replaces the wall clock, for tests.
+
+    ``session_parameters`` sets this connection's session variables as ``SET`` would, e.g.
+    ``{"sql_dialect": "sqlite"}`` to run SQLite's SQL (translated with sqlglot).
     """
     from mzlite.connection import open_database
-    return open_database(database, system_parameters=system_parameters, clock=clock)
+    con = open_database(database, system_parameters=system_parameters, clock=clock)
+    for name, value in (session_parameters or {}).items():
+        try:
+            con.session.set_var(name, value)
+        except Error:
+            con.close()
+            raise
+    return con
 
 
 def __getattr__(name):  # lazy: keep `import mzlite` cheap

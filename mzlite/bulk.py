@@ -48,7 +48,23 @@ def _converter(typ: str):
                 return float(v)
             raise _Decline
         return conv
-    if typ == "text":
+    if typ == "float4":  # real (compute.functions_exact's canonical float32 values)
+        from compute.functions_exact import float4_canon
+
+        def conv(v):
+            if v is None:
+                return None
+            if type(v) is not float and type(v) is not int:
+                raise _Decline
+            try:
+                r = float4_canon(float(v))
+            except OverflowError:
+                raise _Decline from None
+            if r == 0.0 and v != 0:
+                raise _Decline
+            return r
+        return conv
+    if typ in ("text", "bpchar"):  # bpchar: padding is the column's typmod check
         def conv(v):
             if v is None or type(v) is str:
                 return v
@@ -65,6 +81,26 @@ def _converter(typ: str):
 
 class _Decline(Exception):
     pass
+
+
+def _with_typmod(conv, typmod):
+    """``conv`` followed by the column's modifier check (``compute.functions_exact``), as the
+    general path's assignment cast does; a value the check refuses declines, so the general
+    path raises the error (22001/22003) with its statement context."""
+    from compute.errors import EvalError
+    from compute.functions import FUNCTIONS
+    check = FUNCTIONS["typmod_" + typmod[0]].fn
+    extra = typmod[1:] if typmod[0] == "numeric" else (typmod[1], False)
+
+    def f(v):
+        v = conv(v)
+        if v is None:
+            return None
+        try:
+            return check(v, *extra)
+        except EvalError:
+            raise _Decline from None
+    return f
 
 
 def plan_bulk_insert(catalog, stmt):
@@ -96,6 +132,8 @@ def plan_bulk_insert(catalog, stmt):
     for col in item.columns:
         if col.name in by_name:
             conv = _converter(col.type)
+            if conv is not None and col.typmod is not None and col.typmod[1] is not None:
+                conv = _with_typmod(conv, col.typmod)  # only modified columns pay for it
             if conv is None:
                 return None
             sources.append((by_name[col.name], conv))

@@ -9,6 +9,9 @@ which collections exist; ids are never reused (``u`` for user objects, ``t`` for
 transient ones).  Deliberately not here: reads (``mzlite.reads``), writes
 (``mzlite.writes``), SHOW/EXPLAIN rendering (``mzlite.show``), or anything below the
 protocol.
+
+Over 600 lines: the statement entry points, their locking and the fast paths share the
+``Database`` state; statement kinds live in ``ddl.py``, ``reads.py``, ``writes.py``, ``show.py``.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from compute.errors import EvalError
 from compute.ids import GlobalId
 from mzlite.controller import ComputeController
 from mzlite.cursor import Result
-from mzlite.oracle import TimestampOracle
+from mzlite.oracle import TICK_MS, TimestampOracle
 from mzlite.reads import Reader
 from mzlite.replica import Replica
 from mzlite.session import Session, SystemParameters, Transaction
@@ -31,7 +34,7 @@ from planner.catalog import Catalog, CatalogItem, ColumnDef
 from planner.peek import AvailableIndex
 from sql import errors as E
 
-TICK_SECONDS = 1.0
+TICK_SECONDS = TICK_MS / 1000 / 4  # reads use ticks once settled (TICK_MS / 2), and rarely catch up themselves
 #: the GIL switch interval mzlite sets (Python's default is 5 ms); see ``Database.__init__``
 SWITCH_INTERVAL_S = 0.0005
 #: how often a statement waiting for another connection's statement checks for an interrupt
@@ -216,7 +219,7 @@ class Database:
 
     def tick(self) -> None:
         """Advance table uppers to now and compact storage behind the compaction window."""
-        t = self.oracle.read_ts()
+        t = self.oracle.tick()
         self.storage.advance_tables(t + 1)
         window = self.system["compaction_window_ms"]
         for gid, coll in list(self.storage.collections.items()):
@@ -234,8 +237,17 @@ class Database:
         from sql.parse import parse_statements
         if not isinstance(sql, str):
             raise E.ProgrammingError("the query must be a string")
+        # PostgreSQL text parses without the catalog: do it before taking the statement lock,
+        # so one session's parse (a DDL's takes milliseconds) does not hold up another's read.
+        # A failure is raised under the lock, as before; other dialects read the catalog.
+        parsed = None
+        if session.vars["sql_dialect"] == "postgres":
+            try:
+                parsed = self._parse(sql, session)
+            except Exception:
+                parsed = None
         with self._statement_lock(session):
-            stmts = self._guard(session, lambda: self._parse(sql))
+            stmts = parsed if parsed is not None else self._guard(session, lambda: self._parse(sql, session))
             if params:
                 self._guard(session, lambda: _check_parameter_count(stmts, len(params)))
             result = Result("EMPTY QUERY", None)
@@ -254,7 +266,7 @@ class Database:
         from planner.plans import InsertPlan
         from sql.parse import parse_statements
         with self._statement_lock(session):
-            stmts = self._guard(session, lambda: self._parse(sql))
+            stmts = self._guard(session, lambda: self._parse(sql, session))
             if len(stmts) != 1:
                 raise E.ProgrammingError("executemany takes exactly one statement")
             stmt = stmts[0]
@@ -359,15 +371,24 @@ class Database:
         tag = "UPDATE" if isinstance(plan, UpdatePlan) else "DELETE"
         return Result(f"{tag} {matched}", None, rowcount=matched)
 
-    def _parse(self, sql: str):
+    def _parse(self, sql: str, session=None):
         from sql.parse import parse_statements
-        cached = self._parse_cache.get(sql)
+        dialect = session.vars["sql_dialect"] if session is not None else "postgres"
+        # a translation may read the catalog (``* EXCLUDE``): it is valid for one catalog version
+        key = sql if dialect == "postgres" else (dialect, sql, self.catalog_version)
+        cached = self._parse_cache.get(key)
         if cached is None:
-            cached = parse_statements(sql)
+            cached = parse_statements(sql) if dialect == "postgres" else self._parse_dialect(sql, dialect)
             if len(self._parse_cache) > 512:
                 self._parse_cache.clear()
-            self._parse_cache[sql] = cached
+            self._parse_cache[key] = cached
         return cached
+
+    # ---- other dialects (mzlite.dialect) enter here, the one place text is parsed
+    def _parse_dialect(self, sql: str, dialect: str):
+        from mzlite.dialect import parse_in_dialect
+        return parse_in_dialect(self.catalog, sql, dialect)
+    # ---- end
 
     def _guard(self, session, fn, stmt=None):
         """Run ``fn`` converting every failure into an ``mzlite.Error`` (an escaping Python
@@ -380,7 +401,7 @@ class Database:
             raise
         except EvalError as e:
             self._fail_transaction(session, stmt)
-            raise E.error_for(e.sqlstate, e.message) from None
+            raise E.error_for(e.sqlstate, e.message, detail=getattr(e, "detail", None)) from None
         except RecursionError:
             self._fail_transaction(session, stmt)
             raise E.error_for("54001", "statement too complex (stack depth limit exceeded)") from None

@@ -78,7 +78,54 @@ class Cursor:
             self._result = None
             self._result = self.connection._execute(sql, params)
             self._pos = 0
+            self._convert_intervals()
             return self
+
+    #: ``interval`` columns come back as ``datetime.timedelta`` (a month is 30 days, as
+    #: psycopg converts); False keeps the engine's ``compute.dates.Interval`` (months kept)
+    intervals_as_timedelta = True
+
+    def _convert_intervals(self) -> None:
+        """Convert ``interval`` columns at the boundary; the only value not
+        returned as the engine holds it."""
+        self._convert_documents()  # jsonb and array columns
+        r = self._result
+        if not self.intervals_as_timedelta or r is None or r.columns is None or r.stream is not None:
+            return
+        cols = [i for i, (_, t) in enumerate(r.columns) if t == "interval"]
+        if not cols or not r.rows:
+            return
+        out = []
+        for row in r.rows:
+            row = list(row)
+            for i in cols:
+                if row[i] is not None:
+                    row[i] = row[i].to_timedelta()
+            out.append(tuple(row))
+        r.rows = out
+
+    # ---- jsonb and arrays at the boundary (docs/API.md)
+    #: ``jsonb`` columns come back as dict/list/str/int/float/bool/None and arrays as lists;
+    #: False keeps the engine's values (``compute.jsonb.Jsonb``, ``compute.arrays.Array``)
+    documents_as_python = True
+
+    def _convert_documents(self) -> None:
+        r = self._result
+        if not self.documents_as_python or r is None or r.columns is None or r.stream is not None or not r.rows:
+            return
+        cols = [i for i, (_, t) in enumerate(r.columns) if t == "jsonb" or t.endswith("[]")]
+        if not cols:
+            return
+        from mzlite.types import python_value
+        out = []
+        for row in r.rows:
+            row = list(row)
+            for i in cols:
+                if row[i] is not None:
+                    row[i] = python_value(row[i])
+            out.append(tuple(row))
+        r.rows = out
+    # ---- end
 
     def executemany(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> "Cursor":
         """Run one statement for each parameter sequence; ``rowcount`` is the total affected.
@@ -93,6 +140,7 @@ class Cursor:
             self._result = None
             self._result = self.connection._executemany(sql, param_sets)
             self._pos = 0
+            self._convert_intervals()
             return self
 
     def executescript(self, sql: str) -> "Cursor":
@@ -105,6 +153,7 @@ class Cursor:
             self._result = None
             self._result = self.connection._execute(sql, None)
             self._pos = 0
+            self._convert_intervals()
             return self
 
     # ------------------------------------------------------------ results

@@ -70,10 +70,16 @@ def create_view(db, session, plan, stmt) -> Result:
     from planner.optimize import optimize
     expr = optimize(plan.expr)
     as_of, inputs = _dataflow_as_of(db, session, expr)
-    desc = build_materialized_view_dataflow(expr, id=id, as_of=as_of, catalog=db.lowering,
-                                            optimize_plan=False, debug_name=f"materialized view {plan.name}")
-    db.storage.create_output(id, len(columns), as_of)
+    # Hold the inputs at as_of before lowering (which can take a while for a large plan):
+    # else the ticker may compact them past as_of and the dataflow is refused.
     holds = db.reader.hold(inputs, as_of)
+    try:
+        desc = build_materialized_view_dataflow(expr, id=id, as_of=as_of, catalog=db.lowering,
+                                                optimize_plan=False, debug_name=f"materialized view {plan.name}")
+    except Exception:
+        db.reader.release(holds)
+        raise
+    db.storage.create_output(id, len(columns), as_of)
     try:
         db.controller.create_dataflow(desc)
     except Exception:
@@ -112,10 +118,16 @@ def create_index(db, session, plan, stmt) -> Result:
     from compute.relation import Get
     probe = Get(plan.on_id, on.arity()) if plan.on_id in db.storage.collections else (on.expr or Get(plan.on_id, on.arity()))
     as_of, inputs = _dataflow_as_of(db, session, probe)
-    desc = build_index_dataflow(plan.on_id, index_id=id, key=tuple(plan.key), arity=on.arity(), as_of=as_of,
-                                catalog=db.lowering, debug_name=f"index {name}")
-    inputs = set(desc.import_ids())
-    holds = db.reader.hold(inputs, as_of)
+    # Hold the inputs at as_of while the view's plan is optimized and lowered (slow for a large
+    # plan): else the ticker may compact them past as_of and the dataflow is refused.
+    early = db.reader.hold(inputs, as_of)
+    try:
+        desc = build_index_dataflow(plan.on_id, index_id=id, key=tuple(plan.key), arity=on.arity(), as_of=as_of,
+                                    catalog=db.lowering, debug_name=f"index {name}")
+        inputs = set(desc.import_ids())
+        holds = db.reader.hold(inputs, as_of)
+    finally:
+        db.reader.release(early)
     try:
         db.controller.create_dataflow(desc)
     except Exception:

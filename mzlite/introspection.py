@@ -24,6 +24,30 @@ _SYSTEM = {
     "mz_indexes": (("id", "text"), ("name", "text"), ("on_id", "text"), ("key", "text")),
     "mz_columns": (("id", "text"), ("name", "text"), ("position", "int8"), ("nullable", "bool"),
                    ("type", "text")),
+    # information_schema, with PostgreSQL 15's columns in its order (a prefix of
+    # columns; tables, schemata and views complete).  PostgreSQL's domains over name/varchar
+    # (sql_identifier, character_data, yes_or_no) are text here, cardinal_number is int4.
+    "information_schema.tables": tuple((c, "text") for c in (
+        "table_catalog", "table_schema", "table_name", "table_type", "self_referencing_column_name",
+        "reference_generation", "user_defined_type_catalog", "user_defined_type_schema",
+        "user_defined_type_name", "is_insertable_into", "is_typed", "commit_action")),
+    "information_schema.columns": (
+        ("table_catalog", "text"), ("table_schema", "text"), ("table_name", "text"), ("column_name", "text"),
+        ("ordinal_position", "int4"), ("column_default", "text"), ("is_nullable", "text"),
+        ("data_type", "text"), ("character_maximum_length", "int4"), ("character_octet_length", "int4"),
+        ("numeric_precision", "int4"), ("numeric_precision_radix", "int4"), ("numeric_scale", "int4"),
+        ("datetime_precision", "int4"), ("interval_type", "text"), ("interval_precision", "int4"),
+        ("character_set_catalog", "text"), ("character_set_schema", "text"), ("character_set_name", "text"),
+        ("collation_catalog", "text"), ("collation_schema", "text"), ("collation_name", "text"),
+        ("domain_catalog", "text"), ("domain_schema", "text"), ("domain_name", "text"),
+        ("udt_catalog", "text"), ("udt_schema", "text"), ("udt_name", "text")),
+    "information_schema.schemata": tuple((c, "text") for c in (
+        "catalog_name", "schema_name", "schema_owner", "default_character_set_catalog",
+        "default_character_set_schema", "default_character_set_name", "sql_path")),
+    "information_schema.views": tuple((c, "text") for c in (
+        "table_catalog", "table_schema", "table_name", "view_definition", "check_option", "is_updatable",
+        "is_insertable_into", "is_trigger_updatable", "is_trigger_deletable", "is_trigger_insertable_into")),
+    # ---- end
 }
 
 
@@ -49,7 +73,7 @@ class Introspection:
             name = self.ids.get(gid)
             if name is None:
                 continue
-            rows = getattr(self, "_rows_" + name)()
+            rows = getattr(self, "_rows_" + name.replace(".", "_"))()
             new: dict = {}
             for r in rows:
                 new[r] = new.get(r, 0) + 1
@@ -97,3 +121,98 @@ class Introspection:
                 for pos, c in enumerate(i.columns, 1):
                     out.append((str(i.id), c.name, pos, c.nullable, c.type))
         return out
+
+    # ------------------------------------------------------------------ information_schema
+    def _relations(self):
+        """(schema, item) for every relation SQL can name (user objects, then system ones)."""
+        out = []
+        for i in self.db.catalog.items():
+            if i.kind == "index":
+                continue
+            out.append((schema_of(i), i))
+        return out
+
+    def _rows_information_schema_tables(self):
+        types = {"table": "BASE TABLE", "view": "VIEW", "materialized_view": "MATERIALIZED VIEW"}
+        out = []
+        for schema, i in self._relations():
+            ttype = types.get(i.kind) or ("VIEW" if schema == "information_schema" else "BASE TABLE")
+            out.append((CATALOG_NAME, schema, bare_name(i), ttype, None, None, None, None, None,
+                        "YES" if i.kind == "table" else "NO", "NO", None))
+        return out
+
+    def _rows_information_schema_columns(self):
+        from sql.types_exact import column_facts
+        out = []
+        for schema, i in self._relations():
+            defaults = _column_defaults(i) if i.kind == "table" else {}
+            for pos, c in enumerate(i.columns, 1):
+                f = column_facts(c.type, c.typmod)
+                udt = "varchar" if c.typmod is not None and c.typmod[0] == "varchar" else c.type
+                out.append((CATALOG_NAME, schema, bare_name(i), c.name, pos, defaults.get(c.name),
+                            "YES" if c.nullable else "NO", f["data_type"], f["character_maximum_length"],
+                            f["character_octet_length"], f["numeric_precision"], f["numeric_precision_radix"],
+                            f["numeric_scale"], None, None, None, None, None, None, None, None, None, None, None,
+                            None, CATALOG_NAME, "pg_catalog", udt))
+        return out
+
+    def _rows_information_schema_schemata(self):
+        return [(CATALOG_NAME, s, "mz_system", None, None, None, None)
+                for s in ("information_schema", "mz_catalog", "mz_internal", "pg_catalog", "public")]
+
+    def _rows_information_schema_views(self):
+        return [(CATALOG_NAME, "public", i.name, view_definition(i.create_sql), "NONE", "NO", "NO", "NO", "NO", "NO")
+                for i in self._user("view")]
+
+
+#: the one database mzlite has (Materialize's default)
+CATALOG_NAME = "materialize"
+
+
+def schema_of(item) -> str:
+    """The schema an item lives in: ``public`` for user objects, else its system schema."""
+    if item.id.is_user():
+        return "public"
+    if item.name.startswith("information_schema."):
+        return "information_schema"
+    return "mz_internal" if item.name in ("mz_dataflows", "mz_peek_counts") else "mz_catalog"
+
+
+def bare_name(item) -> str:
+    return item.name.rsplit(".", 1)[-1]
+
+
+def view_definition(create_sql: str) -> str:
+    """The query of a ``CREATE [MATERIALIZED] VIEW ... AS query`` text."""
+    import re
+    m = re.search(r"\bAS\b\s*(.*)$", create_sql, re.I | re.S)
+    return m.group(1).strip().rstrip(";") if m else create_sql
+
+
+def _column_defaults(item) -> dict:
+    """column name -> the DEFAULT expression's text, as PostgreSQL's column_default shows a
+    literal: numbers as written, strings with a cast to the column's type."""
+    import pglast
+    from pglast import ast
+    from pglast.stream import RawStream
+    from sql.types_exact import format_type
+    try:
+        node = pglast.parse_sql(item.create_sql)[0].stmt
+    except Exception:  # a create_sql our parser accepted but pglast alone does not: no defaults shown
+        return {}
+    types = {c.name: c for c in item.columns}
+    out = {}
+    for el in getattr(node, "tableElts", None) or ():
+        if not isinstance(el, ast.ColumnDef):
+            continue
+        for c in el.constraints or ():
+            if c.raw_expr is None or getattr(c.contype, "name", "") != "CONSTR_DEFAULT":
+                continue
+            e = c.raw_expr
+            text = RawStream()(e)
+            col = types.get(el.colname)
+            if isinstance(e, ast.A_Const) and isinstance(e.val, ast.String) and col is not None:
+                base = format_type(col.type, col.typmod).split("(")[0]
+                text = f"{text}::{base}"
+            out[el.colname] = text
+    return out

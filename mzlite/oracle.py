@@ -2,9 +2,23 @@
 
 Owns the mapping from wall-clock time to logical time.  Invariants: write timestamps
 are strictly increasing; every write timestamp is greater than every read timestamp
-handed out before it; read timestamps never decrease.  By default timestamps are
-epoch milliseconds, so ``mz_now()`` means what users expect; tests pass a manual
-clock.  Deliberately not here: advancing storage uppers (``mzlite.storage``).
+handed out before it; read timestamps never decrease; a read timestamp is at or after
+every write timestamp handed out before it (so a strict serializable read sees every
+committed write).  By default timestamps are epoch milliseconds, so ``mz_now()`` means
+what users expect; tests pass a manual clock.
+
+Read timestamps follow the clock in steps, as Materialize's oracle does: a read uses the
+last write, the last read, or the newest *settled* tick, whichever is latest, not the
+clock itself.  A tick is the time the coordinator advanced every table's upper to (it
+ticks every ``tick_ms / 4``); it settles ``settle_ms`` later, by which time the dataflows
+have caught up with it, so a strict serializable read normally finds its inputs readable
+at once instead of forcing every dataflow to catch up with a brand-new millisecond first
+(while maintenance is busy, that wait was most of a read's latency).  When that time is
+``tick_ms`` or more behind the clock (the ticker is late, or ``tick_ms`` is 0, the default
+for a manual clock so tests see time move at once), ``read_ts`` catches up to the clock and
+the caller advances the tables.
+Deliberately not here: advancing storage uppers (``mzlite.storage``) or running the
+ticker (``mzlite.coordinator``).
 """
 from __future__ import annotations
 
@@ -31,31 +45,65 @@ class ManualClock:
         return self.value
 
 
+#: how far (ms) a read timestamp may trail a wall clock before a read catches up itself
+TICK_MS = 1000
+
+
 class TimestampOracle:
-    def __init__(self, clock: Optional[Callable[[], int]] = None):
+    def __init__(self, clock: Optional[Callable[[], int]] = None, tick_ms: Optional[int] = None):
         self.clock = clock or wall_clock_ms
+        #: reads trail the clock by less than this many ms (0: reads follow the clock)
+        self.tick_ms = (0 if clock is not None else TICK_MS) if tick_ms is None else tick_ms
+        #: a tick is used by reads once it is this old (ms): dataflows have had that long to
+        #: catch up with the table uppers it advanced, so reading at it rarely waits
+        self.settle_ms = self.tick_ms // 2
         self._last_write = 0
         self._last_read = 0
+        #: ticks handed out (ascending, the newest last), none older than the settled one
+        self._ticks: list[int] = []
+        #: the newest tick at least ``settle_ms`` old when a read last looked
+        self._settled = 0
         self._lock = threading.Lock()
 
     def write_ts(self) -> int:
         """A fresh write timestamp, strictly above every timestamp handed out so far."""
         with self._lock:
-            t = max(self.clock(), self._last_write + 1, self._last_read + 1)
+            last_tick = self._ticks[-1] if self._ticks else 0
+            t = max(self.clock(), self._last_write + 1, self._last_read + 1, last_tick + 1)
             self._last_write = t
             return t
 
+    def _read_time(self, now: int) -> int:
+        ticks = self._ticks
+        while ticks and now - ticks[0] >= self.settle_ms:
+            self._settled = max(self._settled, ticks.pop(0))
+        applied = max(self._last_write, self._last_read, self._settled)
+        return now if now - applied >= self.tick_ms else applied
+
     def read_ts(self) -> int:
-        """The timestamp a strict-serializable read uses: at or after every committed write."""
+        """The timestamp a strict-serializable read uses: at or after every committed write
+        and every timestamp read before.  The caller advances table uppers past it (a no-op
+        unless this read caught up with the clock)."""
         with self._lock:
-            t = max(self.clock(), self._last_write, self._last_read)
+            now = self.clock()
+            t = self._read_time(now)
+            if t == now and t > max(self._last_write, self._last_read, self._settled):
+                self._ticks.append(t)
             self._last_read = t
+            return t
+
+    def tick(self) -> int:
+        """The clock's time, handed out as a tick: the caller advances every table past it.
+        Reads use it once it has settled (``settle_ms`` later)."""
+        with self._lock:
+            t = max(self.clock(), self._last_write, self._last_read, self._ticks[-1] if self._ticks else 0)
+            self._ticks.append(t)
             return t
 
     def peek_read_ts(self) -> int:
         """The current read timestamp, without handing it out."""
         with self._lock:
-            return max(self.clock(), self._last_write, self._last_read)
+            return self._read_time(self.clock())
 
     @property
     def last_write(self) -> int:

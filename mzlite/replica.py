@@ -12,6 +12,9 @@ from __future__ import annotations
 #: dataflow's activation is a few milliseconds, so every other dataflow (and the reads waiting
 #: on it) gets its turn about that often; large enough that per-activation overhead is noise.
 MAINTENANCE_FUEL = 1000
+#: Work per activation on the interactive runtime.  A peek dataflow's activation delays every
+#: fast-path peek queued behind it, so it is as small as maintenance's.
+INTERACTIVE_FUEL = 1000
 
 
 class Replica:
@@ -23,7 +26,8 @@ class Replica:
 
         self.registry = SharedArrangementRegistry()
         self.maintenance = Runtime("maintenance", storage_collections, self.registry, fuel=MAINTENANCE_FUEL)
-        self.interactive = Runtime("interactive", storage_collections, self.registry) if interactive else None
+        self.interactive = (Runtime("interactive", storage_collections, self.registry, fuel=INTERACTIVE_FUEL)
+                            if interactive else None)
         self.maintenance_driver = RuntimeDriver(self.maintenance)
         self.interactive_driver = RuntimeDriver(self.interactive) if self.interactive is not None else None
         self.mux = Multiplexer(self.maintenance_driver, self.interactive_driver)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from mzlite.dialect import parse_dialect
 from sql import errors as E
 
 
@@ -55,6 +56,13 @@ def _parse_text(v) -> str:
     return str(v)
 
 
+def _parse_utc(v) -> str:
+    """Only UTC, as Materialize (timestamptz values are UTC;)."""
+    if str(v).strip().lower() in ("utc", "etc/utc", "+00:00", "+00", "z", "zulu", "gmt", "default"):
+        return "UTC"
+    raise E.error_for("22023", f'invalid value for parameter "TimeZone": "{v}"')
+
+
 @dataclass(frozen=True)
 class VarDef:
     name: str
@@ -70,11 +78,12 @@ SESSION_VARS = {v.name: v for v in [
     VarDef("application_name", "", _parse_text, "Reported name of the client."),
     VarDef("client_encoding", "UTF8", _parse_text, "Client encoding (always UTF8)."),
     VarDef("datestyle", "ISO, MDY", _parse_text, "Date output style."),
-    VarDef("timezone", "UTC", _parse_text, "Time zone."),
+    VarDef("timezone", "UTC", _parse_utc, "Time zone (Materialize supports only UTC)."),
     VarDef("search_path", "public", _parse_text, "Schema search path."),
     VarDef("cluster", "quickstart", _parse_text, "The cluster (mzlite has one)."),
     VarDef("database", "materialize", _parse_text, "The database (mzlite has one)."),
-    VarDef("sql_dialect", "postgres", _parse_text, "Dialect of incoming SQL."),
+    VarDef("sql_dialect", "postgres", parse_dialect,
+           "Dialect of incoming SQL: postgres, sqlite or duckdb (translated with sqlglot)."),
     VarDef("extra_float_digits", "3", _parse_text, "Float output precision."),
 ]}
 

@@ -65,14 +65,25 @@ def show_objects(db, session, plan, stmt) -> Result:
             out.append((i.name, cat.get(i.on_id).name, "quickstart", "{" + ",".join(i.key_sql) + "}", ""))
         return _rows(("name", "on", "cluster", "key", "comment"), out)
     if kind == "objects":
-        out = [(i.name, i.kind.replace("_", "-") if i.kind != "materialized_view" else "materialized-view", "")
-               for i in cat.items() if keep(i.name)]
+        # the objects of the current schema (public), as Materialize lists them
+        out = [(i.name, i.kind.replace("_", "-"), "") for i in cat.items() if i.id.is_user() and keep(i.name)]
         return _rows(("name", "type", "comment"), out)
     if kind == "columns":
+        from sql.types_exact import format_type  # with the declared modifier
         item = cat.get(plan.on)
-        out = [(c.name, "true" if c.nullable else "false", display_name(c.type), "") for c in item.columns]
+        out = [(c.name, "true" if c.nullable else "false", format_type(c.type, c.typmod), "")
+               for c in item.columns if keep(c.name)]
         res = _rows(("name", "nullable", "type", "comment"), out)
         return res
+    # ---- the one database, its schemas, the one cluster
+    if kind == "schemas":
+        return _rows(("name", "comment"), [(n, "") for n in ("information_schema", "mz_catalog", "mz_internal",
+                                                               "pg_catalog", "public") if keep(n)])
+    if kind == "databases":
+        return _rows(("name", "comment"), [(n, "") for n in ("materialize",) if keep(n)])
+    if kind == "clusters":
+        return _rows(("name", "replicas", "comment"), [(n, "r1 (local)", "") for n in ("quickstart",) if keep(n)])
+    # ---- end
     raise E.NotSupportedError(f"SHOW {kind} is not supported")
 
 

@@ -43,9 +43,35 @@ def _scalars(value):
             yield from _scalars(v)
 
 
-def check_maintainable(expr, what: str) -> None:
-    """Raise 0A000 when ``expr`` (a relation expression, views inlined) uses ``mz_now()``
-    anywhere but in a temporal filter; ``what`` names the object for the message."""
+def _volatile_call(e):
+    """The name of a volatile function ``e`` calls (``compute.functions_document.VOLATILE``), or None."""
+    from compute.functions_document import VOLATILE
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Call):
+            if x.func in VOLATILE:
+                return x.func
+            stack.extend(x.args)
+        elif isinstance(x, If):
+            stack.extend((x.cond, x.then, x.els))
+    return None
+
+
+def check_volatile(expr, what: str) -> None:
+    """Raise 0A000 when ``expr`` (before optimization, which could fold the call into a
+    constant) calls a volatile function anywhere."""
+    for _node, _name, value in _own_fields(expr):
+        for s in _scalars(value):
+            vol = _volatile_call(s)
+            if vol is not None:
+                raise E.error_for(E.FEATURE_NOT_SUPPORTED,
+                                  f"cannot materialize call to {vol} in {what}: its value changes on every call")
+
+
+def _own_fields(expr):
+    """(node, field name, value) for every field of every node of ``expr`` that is not a
+    child relation: the places scalar expressions live."""
     stack = [expr]
     while stack:
         node = stack.pop()
@@ -54,21 +80,44 @@ def check_maintainable(expr, what: str) -> None:
             value = getattr(node, f.name)
             if id(value) in kids or (isinstance(value, tuple) and value and id(value[0]) in kids):
                 continue
-            if isinstance(node, Filter) and f.name == "predicates":
-                for p in value:
-                    if contains_mz_now(p) and not _is_temporal_filter(p, node.input.arity()):
-                        raise E.error_for(
-                            E.FEATURE_NOT_SUPPORTED,
-                            f"unsupported temporal predicate in {what}: mz_now() must be directly compared "
-                            f"to an expression of the row (mz_now() <op> expr, <op> one of < <= = >= >, "
-                            f"or BETWEEN), in a conjunct of WHERE")
-                continue
-            for s in _scalars(value):
-                if contains_mz_now(s):
-                    raise E.error_for(E.FEATURE_NOT_SUPPORTED,
-                                      f"cannot materialize call to mz_now in {what}: outside a temporal "
-                                      f"filter in WHERE, its value would never change")
+            yield node, f.name, value
         stack.extend(children(node))
+
+
+def check_maintainable(expr, what: str) -> None:
+    """Raise 0A000 when ``expr`` (a relation expression, views inlined) uses ``mz_now()``
+    anywhere but in a temporal filter; ``what`` names the object for the message."""
+    for node, name, value in _own_fields(expr):
+        for s in _scalars(value):  # now()/current_timestamp can never be maintained
+            _refuse_wall_clock(s)
+        if isinstance(node, Filter) and name == "predicates":
+            for p in value:
+                if contains_mz_now(p) and not _is_temporal_filter(p, node.input.arity()):
+                    raise E.error_for(
+                        E.FEATURE_NOT_SUPPORTED,
+                        f"unsupported temporal predicate in {what}: mz_now() must be directly compared "
+                        f"to an expression of the row (mz_now() <op> expr, <op> one of < <= = >= >, "
+                        f"or BETWEEN), in a conjunct of WHERE")
+            continue
+        for s in _scalars(value):
+            if contains_mz_now(s):
+                raise E.error_for(E.FEATURE_NOT_SUPPORTED,
+                                  f"cannot materialize call to mz_now in {what}: outside a temporal "
+                                  f"filter in WHERE, its value would never change")
+
+
+def _refuse_wall_clock(expr) -> None:
+    """0A000 for ``now()`` (``current_timestamp``, ``current_date``, ``localtimestamp``, ...):
+    Materialize's unmaterializable function; its value is the statement's wall clock."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Call):
+            if e.func == "now":
+                raise E.error_for(E.FEATURE_NOT_SUPPORTED, "cannot materialize call to current_timestamp")
+            stack.extend(e.args)
+        elif isinstance(e, If):
+            stack.extend((e.cond, e.then, e.els))
 
 
 def _inlined(db, expr):
@@ -82,10 +131,12 @@ def checked(handler):
     def wrapped(db, session, plan, stmt):
         kind = type(plan).__name__
         if kind == "CreateViewPlan" and plan.materialized:
+            check_volatile(plan.expr, f'materialized view "{plan.name}"')
             check_maintainable(_inlined(db, plan.expr), f'materialized view "{plan.name}"')
         elif kind == "CreateIndexPlan" and plan.on_id in db.catalog:
             item = db.catalog.get(plan.on_id)
             if item.kind == "view" and item.expr is not None:
+                check_volatile(item.expr, f'index on view "{item.name}"')
                 check_maintainable(_inlined(db, item.expr), f'index on view "{item.name}"')
         return handler(db, session, plan, stmt)
     wrapped.__name__ = getattr(handler, "__name__", "ddl")

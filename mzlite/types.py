@@ -12,14 +12,16 @@ Invariant: a ``type_code`` is the display name of a SQL type (``"integer"``,
 ``"double precision"``, ...; ``sql.types.display_name``), and every display name the
 engine can produce compares equal to exactly one of the type objects below, or to none
 when PEP 249 has no group for it (``boolean``, as in psycopg).
+``pg_text`` gives PostgreSQL's text form of an engine value (for tools printing rows).
 Deliberately not here: converting values (the engine's rows already hold Python values:
-``int``, ``Decimal``, ``float``, ``str``, ``bool``, ``None``), or SQL type semantics
-(``sql.types``).
+``int``, ``Decimal``, ``float``, ``str``, ``bool``, ``None``, ``datetime`` objects; the
+cursor turns ``interval`` values into ``timedelta``), or SQL type semantics (``sql.types``).
 """
 from __future__ import annotations
 
 import datetime
 import decimal
+import uuid
 import time
 from typing import Any
 
@@ -114,11 +116,12 @@ def Binary(data) -> bytes:  # noqa: N802 - PEP 249 name
 
 # ---------------------------------------------------------------------------- parameters
 
-#: The Python types a parameter may have.  ``bool int float Decimal str None`` bind today;
-#: dates, times, intervals and bytes are accepted here and bound by the engine once it has
-#: the SQL types for them (until then the engine answers 0A000, NotSupportedError).
+#: The Python types a parameter may have.  ``date``/``time``/``datetime``/``timedelta`` bind
+#: as date, time, timestamp (naive) or timestamptz (aware) and interval; bytes are accepted
+#: here and bound by the engine once it has the SQL type (until then 0A000, NotSupportedError).
 ADAPTABLE_TYPES = (type(None), bool, int, float, decimal.Decimal, str, datetime.date, datetime.time,
-                   datetime.datetime, datetime.timedelta, bytes, bytearray, memoryview)
+                   datetime.datetime, datetime.timedelta, bytes, bytearray, memoryview,
+                   uuid.UUID, dict, list, tuple)  # uuid, jsonb (dict), arrays (list/tuple)
 
 
 def check_parameters(params) -> tuple:
@@ -150,8 +153,12 @@ def check_parameters(params) -> tuple:
             out.append(float(v))
         elif isinstance(v, str):
             out.append(str(v))
-        elif isinstance(v, ADAPTABLE_TYPES):
+        elif isinstance(v, ADAPTABLE_TYPES) and _document_bad_type(v) is None:  # list/dict contents
             out.append(v)
+        elif isinstance(v, ADAPTABLE_TYPES):
+            raise ProgrammingError(f"cannot adapt type '{_document_bad_type(v)}' inside the {type(v).__name__} "
+                                   f"of parameter ${i}",
+                                   sqlstate="42804")
         else:
             raise ProgrammingError(f"cannot adapt type '{type(v).__name__}' of parameter ${i}; supported types: "
                                    f"None, bool, int, float, Decimal, str", sqlstate="42804")
@@ -159,3 +166,50 @@ def check_parameters(params) -> tuple:
 
 
 _EXACT = frozenset({type(None), bool, int, float, decimal.Decimal, str})
+
+
+def pg_text(value) -> str:
+    """PostgreSQL's text form of an engine value (``2020-01-01 10:00:00+00``, ``1 mon``, ...),
+    as ``to_text``/casts to text print it (for tools such as the sqllogictest runner)."""
+    from compute.functions_text import to_text
+    return to_text(value)
+
+
+# ---- jsonb and arrays as Python values (mzlite.cursor)
+_JSON_SCALARS = (type(None), bool, int, float, decimal.Decimal, str)
+
+
+def _document_bad_type(v):
+    """For a list/tuple/dict parameter, the name of the first type inside it that neither
+    an array element nor a JSON value can be (dict keys must be str); else None."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if not isinstance(k, str):
+                return type(k).__name__
+            bad = _document_bad_type(x)
+            if bad is not None:
+                return bad
+        return None
+    if isinstance(v, (list, tuple)):
+        for x in v:
+            bad = _document_bad_type(x)
+            if bad is not None:
+                return bad
+        return None
+    return None if isinstance(v, _JSON_SCALARS + (bytes, bytearray, memoryview, uuid.UUID, datetime.date,
+                                                  datetime.time, datetime.timedelta)) else type(v).__name__
+
+
+
+def python_value(value):
+    """The Python value returned for an engine ``Jsonb`` (dict/list/str/int/float/bool/None;
+    numbers with a fraction or exponent part become float) or ``Array`` (a list, its
+    elements converted the same way); other values unchanged."""
+    from compute.arrays import Array
+    from compute.jsonb import Jsonb, to_python
+    if isinstance(value, Jsonb):
+        return to_python(value.v)
+    if isinstance(value, Array):
+        return [None if x is None else python_value(x) for x in value]
+    return value
+# ---- end

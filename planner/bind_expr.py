@@ -9,6 +9,11 @@ removes or reorders columns of ``ExprContext.rel``: a subquery *appends* a colum
 raises a ``sql.errors`` error carrying the 1-based position of the offending token.
 Deliberately not here: relational binding (``planner.bind_query``) and the subquery
 rewrites themselves (``planner.decorrelate``).
+
+Over 600 lines: one ``_<NodeType>`` method per pglast expression node on one binding
+context (``ExprContext``); the families that grew it (document types, windows, date/time
+literals) keep their own logic in ``planner/bind_document.py``, ``planner/windows.py`` and
+compute's function modules, leaving only their dispatch here.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from compute.scalar import Call, CallMzNow, Column, If, Literal, ScalarExpr
 from sql import errors
 from sql import functions as F
 from sql import types as T
+from sql import types_document as TD
 
 
 def enum_name(v) -> str:
@@ -128,6 +134,8 @@ class Grouping:
 
 
 AGGREGATES = F.aggregate_names()
+#: the collecting aggregates (see AggregateExpr.order_by and planner.bind_document)
+_COLLECTING = ("array_agg", "jsonb_agg", "jsonb_object_agg")
 
 
 def is_aggregate_call(node) -> bool:
@@ -151,14 +159,19 @@ def find_aggregates(node, out: list) -> list:
     return out
 
 
-def has_sublink(node) -> bool:
-    if isinstance(node, ast.SubLink):
+def contains_node(node, cls) -> bool:
+    """Whether the parse tree ``node`` holds a node of class ``cls`` anywhere."""
+    if isinstance(node, cls):
         return True
     if isinstance(node, ast.Node):
-        return any(has_sublink(getattr(node, n)) for n in node)
+        return any(contains_node(getattr(node, n), cls) for n in node)
     if isinstance(node, tuple):
-        return any(has_sublink(x) for x in node)
+        return any(contains_node(x, cls) for x in node)
     return False
+
+
+def has_sublink(node) -> bool:
+    return contains_node(node, ast.SubLink)
 
 
 # ------------------------------------------------------------------ expression context
@@ -182,7 +195,18 @@ def python_literal(value) -> Literal:
         return Literal(value, "numeric")
     if isinstance(value, str):
         return Literal(value, "unknown")
+    dt = _datetime_parameter(value)
+    if dt is not None:
+        return dt
+    doc = document_literal(value)  # bytes, UUID, dict, list
+    if doc is not None:
+        return doc
     raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"unsupported parameter type {type(value).__name__}")
+
+
+def document_literal(value):  # see planner.bind_document
+    from planner.bind_document import document_literal as f
+    return f(value)
 
 
 def with_position(e: errors.Error, pos) -> errors.Error:
@@ -220,6 +244,8 @@ class ExprContext:
         if isinstance(e, Literal) and frm == "unknown":
             if e.value is None:
                 return Literal(None, to)
+            if TD.runtime_input(to):  # bytea/uuid/jsonb/array input is compute's
+                return self.fold(Call(F.resolve_cast("text", to, "explicit"), (Literal(e.value, "text"),), to), loc)
             try:
                 return Literal(T.parse_literal(e.value, to), to)
             except errors.Error as ex:
@@ -250,7 +276,8 @@ class ExprContext:
                 return Literal(impl.fn(*vals), e.type)
             return Literal(evaluate_constant(e), e.type)
         except EvalError as ex:
-            raise errors.error_for(ex.sqlstate, ex.message, position=self.binder.pos(loc))
+            raise errors.error_for(ex.sqlstate, ex.message, position=self.binder.pos(loc),
+                                   detail=getattr(ex, "detail", None))
 
     def coerce_bool(self, e: ScalarExpr, what: str, loc) -> ScalarExpr:
         t = self.typeof(e)
@@ -278,6 +305,8 @@ class ExprContext:
             res = F.resolve_function(name, types)
         except errors.Error as ex:
             raise with_position(ex, self.binder.pos(loc))
+        if res.func_id == "now":  # one wall clock per read time, never folded at plan time
+            return Call("now", (CallMzNow(),), res.return_type)
         return Call(res.func_id, tuple(self.apply(res, args, loc)), res.return_type)
 
     def common(self, exprs: list[ScalarExpr], what: str, loc) -> tuple[str, list[ScalarExpr]]:
@@ -406,7 +435,7 @@ class ExprContext:
                 out = Call("or", (out, between(hi, lo)), "bool")
             return Call("not", (out,), "bool") if "NOT" in kind else out
         if kind in ("AEXPR_OP_ANY", "AEXPR_OP_ALL"):
-            raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "ANY/ALL over arrays is not supported", loc)
+            return self.array_compare(kind == "AEXPR_OP_ALL", op, node, loc)
         raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, f"operator kind {kind} is not supported", loc)
 
     def row_equal(self, op: str, left, right, loc) -> ScalarExpr:
@@ -442,8 +471,30 @@ class ExprContext:
 
     def _TypeCast(self, node) -> ScalarExpr:
         to = self.binder.type_name(node.typeName)
+        if to == "interval" and node.typeName.typmods and isinstance(node.arg, ast.A_Const) \
+                and isinstance(node.arg.val, ast.String):  # interval '1' day
+            return interval_literal(self, node)
+        mod = type_modifier(self.binder, node.typeName, to)
+        if isinstance(node.arg, ast.A_ArrayExpr) and not node.arg.elements and TD.is_array(to):
+            from compute.arrays import Array
+            return Literal(Array(()), to)
         x = self.bind(node.arg)
-        return self.coerce(x, to, "explicit", node.location)
+        return self.apply_typmod(self.coerce(x, to, "explicit", node.location), mod, True, node.location)
+
+    # ---- type modifiers (sql.types_exact; evaluated by compute.functions_exact)
+    def apply_typmod(self, e: ScalarExpr, typmod, explicit: bool, loc=None, fold: bool = True) -> ScalarExpr:
+        """``e`` (already of the modified type's base type) checked against ``typmod``: an
+        explicit cast truncates, an assignment raises 22001/22003.  ``fold=False`` keeps a
+        literal's check for evaluation time (a column DEFAULT fails when used, not when declared)."""
+        if typmod is None or typmod[1] is None:
+            return e
+        if typmod[0] == "numeric":
+            args = (e, Literal(typmod[1], "int4"), Literal(typmod[2], "int4"))
+        else:
+            args = (e, Literal(typmod[1], "int4"), Literal(explicit, "bool"))
+        out = Call("typmod_" + typmod[0], args, self.typeof(e))
+        return self.fold(out, loc) if fold and isinstance(e, Literal) else out
+    # ---- end
 
     def _CollateClause(self, node) -> ScalarExpr:
         return self.bind(node.arg)
@@ -477,8 +528,9 @@ class ExprContext:
     def _FuncCall(self, node) -> ScalarExpr:
         name = node.funcname[-1].sval.lower()
         loc = node.location
-        if node.over is not None:
-            raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "window functions are not supported", loc)
+        if node.over is not None:  # window functions: planner.windows
+            from planner.windows import window_call
+            return window_call(self, node)
         if name in AGGREGATES:
             g = self.grouping
             if g is not None and id(node) in g.aggs:
@@ -499,8 +551,6 @@ class ExprContext:
         """An aggregate call's ``AggregateExpr`` with its argument bound against this context."""
         name = node.funcname[-1].sval.lower()
         loc = node.location
-        if node.agg_order:
-            raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "ORDER BY in aggregates is not supported", loc)
         inner = ExprContext(self.binder, self.rel, self.types, self.scope, clause="aggregate function calls")
         for a in node.args or ():
             if find_aggregates(a, []):
@@ -520,8 +570,26 @@ class ExprContext:
             v = inner.coerce(args[0], res.input_type, "implicit", loc)
             d = inner.coerce(args[1], "text", "implicit", loc)
             expr = Call("record", (v, d), "record")
+        elif res.func == "jsonb_object_agg":
+            k = inner.coerce(args[0], "text", "implicit", loc)
+            v = inner.coerce(args[1], "text", "implicit", loc) if types[1] == "unknown" else args[1]
+            expr = Call("record", (k, v), "record")
         else:
             expr = inner.coerce(args[0], res.input_type, "implicit", loc)
+        order_by: tuple = ()
+        if node.agg_order or res.func in _COLLECTING:  # the ordered form (AggregateExpr.order_by)
+            keys, order_by = self.bind_agg_order(inner, node, args)
+            if not order_by and node.agg_filter is not None and res.func != "jsonb_object_agg":
+                # array_agg/jsonb_agg keep NULL values, so FILTER needs the ordered form's NULL record
+                keys, order_by = (Literal(True, "bool"),), ((False, True),)
+            if order_by or res.func == "jsonb_object_agg":
+                expr = Call("record", (expr,) + keys, "record")
+                if node.agg_filter is not None:
+                    cond = inner.bind_bool(node.agg_filter, "FILTER")
+                    expr = If(cond, expr, Literal(None, "record"), "record")
+                self.rel, self.types = inner.rel, inner.types
+                return AggregateExpr(res.func, expr, bool(node.agg_distinct), res.input_type, res.output_type,
+                                     order_by)
         if node.agg_filter is not None:
             cond = inner.bind_bool(node.agg_filter, "FILTER")
             # FILTER: rows failing the condition contribute NULL (ignored by every aggregate)
@@ -532,6 +600,24 @@ class ExprContext:
         self.rel, self.types = inner.rel, inner.types
         return AggregateExpr(res.func, expr, bool(node.agg_distinct), res.input_type, res.output_type)
 
+    # ---- arrays, subscripts, ANY/ALL, ORDER BY in aggregates (planner.bind_document)
+    def bind_agg_order(self, inner: "ExprContext", node, args) -> tuple:
+        from planner.bind_document import bind_agg_order
+        return bind_agg_order(self, inner, node, args)
+
+    def _A_ArrayExpr(self, node) -> ScalarExpr:
+        from planner.bind_document import bind_array_expr
+        return bind_array_expr(self, node)
+
+    def _A_Indirection(self, node) -> ScalarExpr:
+        from planner.bind_document import bind_indirection
+        return bind_indirection(self, node)
+
+    def array_compare(self, want_all: bool, op: str, node, loc) -> ScalarExpr:
+        from planner.bind_document import array_compare
+        return array_compare(self, want_all, op, node, loc)
+    # ---- end
+
     # ---- subqueries
     def _SubLink(self, node) -> ScalarExpr:
         from planner import decorrelate
@@ -541,8 +627,15 @@ class ExprContext:
         raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "row constructors are not supported", node.location)
 
     def _SQLValueFunction(self, node) -> ScalarExpr:
-        raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "date/time value functions are not supported yet",
-                                node.location)
+        # CURRENT_TIMESTAMP/CURRENT_DATE/LOCALTIMESTAMP/... read the statement's clock
+        op = enum_name(node.op)
+        now = self.call_function("now", [], node.location)
+        to = {"SVFOP_CURRENT_DATE": "date", "SVFOP_LOCALTIMESTAMP": "timestamp", "SVFOP_LOCALTIMESTAMP_N": "timestamp",
+              "SVFOP_CURRENT_TIME": "time", "SVFOP_CURRENT_TIME_N": "time", "SVFOP_LOCALTIME": "time",
+              "SVFOP_LOCALTIME_N": "time"}.get(op)
+        if op.startswith(("SVFOP_CURRENT_TIMESTAMP", "SVFOP_CURRENT_DATE", "SVFOP_LOCAL")):
+            return now if to is None else self.coerce(now, to, "explicit", node.location)
+        raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, f"{op[6:].lower()} is not supported", node.location)
 
 
 def figure_colname(node) -> str:
@@ -583,3 +676,104 @@ def figure_colname(node) -> str:
     if isinstance(node, ast.CollateClause):
         return figure_colname(node.arg)
     return "?column?"
+
+
+# ---- type modifiers
+def type_modifier(binder, tn, type_: str):
+    """The modifier written in the pglast ``TypeName`` ``tn`` (base type ``type_``), validated
+    by ``sql.types_exact.typmod_for``; None when there is none."""
+    from sql.types_exact import typmod_for
+    if type_ in ("time", "timestamp", "timestamptz", "interval"):
+        return None  # fractional-second precision and interval fields are accepted and ignored
+    mods = []
+    for m in tn.typmods or ():
+        v = getattr(getattr(m, "val", None), "ival", None)
+        if not isinstance(v, int):
+            raise binder.error(errors.SYNTAX_ERROR, "type modifiers must be simple constants or identifiers",
+                               tn.location)
+        mods.append(v)
+    try:
+        return typmod_for(tn.names[-1].sval, type_, mods)
+    except errors.Error as e:
+        e.position = binder.pos(tn.location)
+        raise
+# ---- end
+
+
+# ---- date/time family ----
+def _datetime_parameter(value) -> Optional[Literal]:
+    """date -> date, time -> time, naive datetime -> timestamp, aware -> timestamptz (in
+    UTC), timedelta -> interval (days and a time part, as PostgreSQL reads it)."""
+    import datetime as pydt
+    from compute.dates import UTC, Interval
+    if isinstance(value, pydt.datetime):
+        if value.tzinfo is None:
+            return Literal(value, "timestamp")
+        return Literal(value.astimezone(UTC), "timestamptz")
+    if isinstance(value, pydt.date):
+        return Literal(value, "date")
+    if isinstance(value, pydt.time):
+        if value.tzinfo is not None:
+            raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, "time with time zone is not supported")
+        return Literal(value, "time")
+    if isinstance(value, pydt.timedelta):
+        return Literal(Interval.from_timedelta(value), "interval")
+    if isinstance(value, Interval):
+        return Literal(value, "interval")
+    return None
+
+
+#: PostgreSQL's INTERVAL_MASK bits in an interval qualifier's typmod, lowest unit first
+_INTERVAL_FIELDS = ((1 << 12, "s"), (1 << 11, "min"), (1 << 10, "h"), (1 << 3, "d"), (1 << 1, "mon"), (1 << 2, "y"))
+
+
+def interval_literal(ctx: ExprContext, node) -> Literal:
+    """``INTERVAL '1' DAY`` / ``INTERVAL '1 day 10:05:30' HOUR TO MINUTE``: a bare number is
+    in the qualifier's lowest unit and fields below it are dropped, as PostgreSQL does."""
+    from compute.dates import USECS_PER_HOUR, USECS_PER_MINUTE, Interval, parse_interval
+    mods = [getattr(getattr(m, "val", None), "ival", None) for m in node.typeName.typmods]
+    mask = mods[0] if mods and isinstance(mods[0], int) else 0x7FFF
+    low = next((u for bit, u in _INTERVAL_FIELDS if mask & bit), "s")
+    try:
+        iv = parse_interval(node.arg.val.sval, low)
+    except EvalError as ex:
+        raise errors.error_for(ex.sqlstate, ex.message, position=ctx.binder.pos(node.location))
+    m, d, us = iv.months, iv.days, iv.micros
+
+    def cut(x, unit):
+        q = abs(x) // unit * unit
+        return q if x >= 0 else -q
+    if low == "y":
+        m, d, us = cut(m, 12), 0, 0
+    elif low == "mon":
+        d, us = 0, 0
+    elif low == "d":
+        us = 0
+    elif low == "h":
+        us = cut(us, USECS_PER_HOUR)
+    elif low == "min":
+        us = cut(us, USECS_PER_MINUTE)
+    elif len(mods) > 1 and isinstance(mods[1], int) and 0 <= mods[1] < 6:
+        step = 10 ** (6 - mods[1])
+        us = cut(us, step) if step > 1 else us
+    return Literal(Interval(m, d, us), "interval")
+
+
+def _install_datetime_parsers() -> None:
+    """The literal input functions of the date/time types are compute's (``sql`` may not
+    import ``compute``): install them into ``sql.types.EXTRA_PARSERS`` as ``DataError``s."""
+    from compute.dates import PARSERS
+
+    def wrap(fn):
+        def parse(text):
+            try:
+                return fn(text)
+            except EvalError as ex:
+                raise errors.DataError(ex.message, sqlstate=ex.sqlstate) from None
+        return parse
+    for t, fn in PARSERS.items():
+        T.EXTRA_PARSERS.setdefault(t, wrap(fn))
+
+
+_install_datetime_parsers()
+# ---- end ----

@@ -110,9 +110,12 @@ class Binder:
         if names[0] == "pg_catalog" and len(names) > 1:
             names = names[1:]
         text = ".".join(names)
-        if tn.arrayBounds:
-            raise self.error(errors.FEATURE_NOT_SUPPORTED, f"array types are not supported", tn.location)
         try:
+            if tn.arrayBounds:  # one-dimensional arrays (declared bounds are ignored, as PostgreSQL)
+                el = T.normalize_type_name(text)
+                if el == "unknown" or el.endswith("[]"):
+                    raise errors.ProgrammingError(f'type "{text}[]" does not exist', sqlstate="42704")
+                return el + "[]"
             return T.normalize_type_name(text)
         except errors.Error as e:
             e.position = self.pos(tn.location)
@@ -136,8 +139,9 @@ class Binder:
                 self.ctes.pop()
 
     def push_ctes(self, wc) -> None:
-        if wc.recursive:
-            raise self.error(errors.FEATURE_NOT_SUPPORTED, "WITH RECURSIVE is not supported", wc.location)
+        if wc.recursive:  # WITH RECURSIVE / WITH MUTUALLY RECURSIVE: planner.recursive
+            from planner.recursive import push_recursive_ctes
+            return push_recursive_ctes(self, wc)
         frame: dict = {}
         self.ctes.append(frame)
         for cte in wc.ctes:
@@ -264,9 +268,17 @@ class Binder:
             ctx, one_row = self.bind_grouping(node, outer, rel, types, scope, agg_nodes)
         else:
             ctx = ExprContext(self, rel, types, scope, clause="SELECT")
+        # --- window functions: after GROUP BY/HAVING, before the select list (planner.windows)
+        from planner.windows import bind_windows
+        bind_windows(self, node, ctx, p)
+        # --- end window functions
         ctx.clause = "SELECT"
         # select list
         exprs, names = [], []
+        srfs = [t.val for t in targets if _select_list_srf(t.val, True)]
+        if len(srfs) > 1:  # PostgreSQL runs them in lockstep; FlatMaps in a row would cross them
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, "several set-returning functions in one select list "
+                             "are not supported", srfs[1].location)
         for t in targets:
             v = t.val
             if isinstance(v, ast.ColumnRef) and isinstance(v.fields[-1], ast.A_Star):
@@ -274,9 +286,12 @@ class Binder:
                     exprs.append(Column(idx))
                     names.append(name)
                 continue
-            if isinstance(v, ast.FuncCall) and v.funcname[-1].sval.lower() == "generate_series":
+            if isinstance(v, ast.FuncCall) and (v.funcname[-1].sval.lower() == "generate_series" or
+                                                _select_list_srf(v)):  # unnest, jsonb_array_elements...
                 # a set-returning function in the select list: one output row per element
                 fname, args, out_type = self.bind_table_function(ctx, v)
+                if isinstance(out_type, tuple):  # (types, names) of a one-column function
+                    out_type = out_type[0][0]
                 ctx.rel = FlatMap(ctx.rel, fname, tuple(args), 1)
                 ctx.types = ctx.types + [out_type]
                 exprs.append(Column(len(ctx.types) - 1))
@@ -554,28 +569,63 @@ class Binder:
         call = f.functions[0][0]
         ctx = ExprContext(self, rel, types, Scope(items, outer.ref), clause="FROM")
         name, exprs, out_type = self.bind_table_function(ctx, call)
+        # a table function may return several columns (jsonb_each), named by its signature
+        out_types, cols = (list(out_type[0]), list(out_type[1])) if isinstance(out_type, tuple) else ([out_type], [name])
+        k = len(out_types)
+        if k == 1 and f.alias is not None and not f.alias.colnames:
+            cols = [f.alias.aliasname]  # PostgreSQL: a scalar function's column takes the table alias
         n = len(ctx.types)
-        e = FlatMap(ctx.rel, name, tuple(exprs), 1)
+        e = FlatMap(ctx.rel, name, tuple(exprs), k)
         if n != len(types):
-            e = Project(e, tuple(range(len(types))) + (n,))
+            e = Project(e, tuple(range(len(types))) + tuple(range(n, n + k)))
         table = f.alias.aliasname if f.alias is not None else name
-        names = self.apply_alias(f.alias, [name], table, _first_loc(f))
-        return e, list(types) + [out_type], items + [ScopeItem(table, names[0], len(types))]
+        names = self.apply_alias(f.alias, cols, table, _first_loc(f))
+        return e, list(types) + out_types, items + [ScopeItem(table, nm, len(types) + i) for i, nm in enumerate(names)]
 
     def bind_table_function(self, ctx: ExprContext, call):
         if not isinstance(call, ast.FuncCall):
             raise self.error(errors.FEATURE_NOT_SUPPORTED, "unsupported table function", _first_loc(call))
         name = call.funcname[-1].sval.lower()
+        if name in _DOC_TABLE_FUNCTIONS:  # unnest and the jsonb table functions
+            return self.bind_document_table_function(ctx, call, name)
         if name != "generate_series":
             raise self.error(errors.FEATURE_NOT_SUPPORTED, f"table function {name} is not supported",
                              call.location)
         args = [ctx.bind(a) for a in call.args or ()]
         arg_types = [ctx.typeof(a) for a in args]
+        if len(args) == 3 and T.category(arg_types[0]) == "D" or T.category(arg_types[-1]) == "T":
+            # generate_series(timestamp[tz], timestamp[tz], interval)
+            t = T.common_type(arg_types[:2])
+            t = "timestamptz" if t in ("date", "unknown") else t
+            if len(args) != 3 or t not in ("timestamp", "timestamptz") \
+                    or not T.can_cast(arg_types[2], "interval", "implicit"):
+                raise self.error(errors.UNDEFINED_FUNCTION, f"function generate_series("
+                                 f"{', '.join(T.display_name(x) for x in arg_types)}) does not exist", call.location)
+            return name, [ctx.coerce(args[0], t, "implicit", call.location),
+                          ctx.coerce(args[1], t, "implicit", call.location),
+                          ctx.coerce(args[2], "interval", "implicit", call.location)], t
         t = T.common_type(arg_types + ["int4"])
         if len(args) not in (2, 3) or t not in ("int4", "int8"):
             raise self.error(errors.UNDEFINED_FUNCTION, f"function generate_series("
                              f"{', '.join(T.display_name(x) for x in arg_types)}) does not exist", call.location)
         return name, [ctx.coerce(a, t, "implicit", call.location) for a in args], t
+
+    # ---- table functions over arrays and jsonb (sql.functions_document)
+    def bind_document_table_function(self, ctx: ExprContext, call, name: str):
+        """``(func id, argument exprs, out)``: ``out`` is the column type for one column,
+        else ``(types, names)``."""
+        from sql.functions_document import resolve_table_function
+        args = [ctx.bind(a) for a in call.args or ()]
+        try:
+            fid, params, names, types = resolve_table_function(name, tuple(ctx.typeof(a) for a in args))
+        except errors.Error as e:
+            e.position = self.pos(call.location)
+            raise
+        exprs = [ctx.coerce(a, p, "implicit", call.location) for a, p in zip(args, params)]
+        if len(types) == 1 and names[0] == name:
+            return fid, exprs, types[0]
+        return fid, exprs, (tuple(types), tuple(names))
+    # ---- end
 
     def bind_relation(self, rv):
         """(relation, column names, types, default table name) for a named FROM item."""
@@ -679,3 +729,16 @@ def values_relation(outer: Outer, ctxs, rows):
     for ctx, r in zip(ctxs, rows):
         parts.append(map_project(ctx.rel, len(ctx.types), r, p))
     return parts[0] if len(parts) == 1 else Union(tuple(parts))
+
+
+# ---- table functions over arrays and jsonb
+_DOC_TABLE_FUNCTIONS = ("unnest", "jsonb_each", "jsonb_each_text", "jsonb_array_elements",
+                        "jsonb_array_elements_text", "jsonb_object_keys")
+
+
+def _select_list_srf(v, or_generate_series: bool = False) -> bool:
+    """A one-column set-returning function of (or ``generate_series``) in a select list."""
+    names = ("unnest", "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys")
+    return isinstance(v, ast.FuncCall) and v.over is None and (
+        v.funcname[-1].sval.lower() in names or (or_generate_series and v.funcname[-1].sval.lower() == "generate_series"))
+# ---- end

@@ -8,6 +8,9 @@ EXPLAIN, SUBSCRIBE and cursors.  Invariant: planning never mutates the catalog (
 coordinator applies plans), and every user error is a ``sql.errors`` error with a
 position where the statement has one.
 Deliberately not here: query binding (``planner.bind_query``), execution, timestamps.
+
+Over 600 lines: every statement kind's binding shares the catalog lookups and the
+position handling here; queries are in ``bind_query.py`` and expressions in ``bind_expr.py``.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from compute.protocol import RowSetFinishing
 from compute.relation import Constant, Get, Map, Project
 from compute.scalar import Column, Literal
 from planner import plans as P
-from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name
+from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name, type_modifier
 from planner.bind_query import TOP, UNIT, Binder, map_project, values_relation
 from planner.catalog import ColumnDef
 from sql import errors
@@ -93,6 +96,7 @@ def _create_table(b: Binder, stmt, node):
         if any(c.name == el.colname for c in cols):
             raise b.error(errors.DUPLICATE_COLUMN, f'column "{el.colname}" specified more than once', el.location)
         t = b.type_name(el.typeName)
+        mod = type_modifier(b, el.typeName, t)  # declared type modifier (sql.types_exact)
         nullable, default = not el.is_not_null, None
         for c in el.constraints or ():
             ct = enum_name(c.contype)
@@ -106,25 +110,27 @@ def _create_table(b: Binder, stmt, node):
                 if ctx.rel is not UNIT:
                     raise b.error(errors.FEATURE_NOT_SUPPORTED, "cannot use subquery in DEFAULT expression",
                                   c.location)
-                default = assignment_cast(ctx, e, t, el.colname, c.location)
+                default = ctx.apply_typmod(assignment_cast(ctx, e, t, el.colname, c.location), mod, False,
+                                           c.location, fold=False)
             elif ct in ("CONSTR_UNIQUE", "CONSTR_CHECK", "CONSTR_FOREIGN"):
                 continue
-        cols.append(ColumnDef(el.colname, t, nullable, default))
+        cols.append(ColumnDef(el.colname, t, nullable, default, mod))
     if pk:
         names = {c.name for c in cols}
         for k in pk:
             if k not in names:
                 raise b.error(errors.UNDEFINED_COLUMN, f'column "{k}" named in key does not exist', loc)
-        cols = [ColumnDef(c.name, c.type, False if c.name in pk else c.nullable, c.default) for c in cols]
+        cols = [ColumnDef(c.name, c.type, False if c.name in pk else c.nullable, c.default, c.typmod) for c in cols]
     return P.CreateTablePlan(name, tuple(cols), bool(node.if_not_exists), stmt.text)
 
 
-def assignment_cast(ctx: ExprContext, e, to: str, colname: str, loc):
+def assignment_cast(ctx: ExprContext, e, to: str, colname: str, loc, typmod=None):
+    """``e`` converted for a column of type ``to`` (and modifier ``typmod``: checked, 22001/22003)."""
     frm = ctx.typeof(e)
     if frm != to and frm != "unknown" and not T.can_cast(frm, to, "assignment"):
         raise ctx.binder.error(errors.DATATYPE_MISMATCH, f'column "{colname}" is of type {T.display_name(to)} but '
                                f"expression is of type {T.display_name(frm)}", loc)
-    return ctx.coerce(e, to, "assignment", loc)
+    return ctx.apply_typmod(ctx.coerce(e, to, "assignment", loc), typmod, False, loc)
 
 
 # ------------------------------------------------------------------ DML
@@ -204,7 +210,7 @@ def _insert(b: Binder, stmt, node):
                     full[i] = default_for(i)
                 else:
                     full[i] = assignment_cast(ctx, ctx.bind(x), columns[i].type, columns[i].name,
-                                              getattr(x, "location", None))
+                                              getattr(x, "location", None), columns[i].typmod)
             rows.append([full[i] if i in full else default_for(i) for i in range(len(columns))])
             ctxs.append(ctx)
         expr = values_relation(TOP, ctxs, rows)
@@ -217,7 +223,7 @@ def _insert(b: Binder, stmt, node):
         src = bq.finished()
         ctx = ExprContext(b, src, list(bq.types), Scope([]), clause="INSERT")
         w = len(bq.types)
-        full = {i: assignment_cast(ctx, Column(k), columns[i].type, columns[i].name, None)
+        full = {i: assignment_cast(ctx, Column(k), columns[i].type, columns[i].name, None, columns[i].typmod)
                 for k, i in enumerate(targets)}
         exprs = [full[i] if i in full else default_for(i) for i in range(len(columns))]
         expr = map_project(src, w, exprs)
@@ -285,7 +291,7 @@ def _update(b: Binder, stmt, node):
         else:
             n = len(ctx.types)
             e = assignment_cast(ctx, ctx.bind(rt.val), item.columns[idx].type, rt.name, rt.val.location
-                                if hasattr(rt.val, "location") else None)
+                                if hasattr(rt.val, "location") else None, item.columns[idx].typmod)
             if len(ctx.types) != n:
                 raise b.error(errors.FEATURE_NOT_SUPPORTED, "subqueries in UPDATE ... SET are not supported",
                               rt.location)
@@ -506,7 +512,8 @@ def _show(b: Binder, stmt, node: mz.Show):
     on = None
     if node.on is not None:
         on = b.catalog.resolve(node.on, position=b.pos(node.location)).id
-    if node.what not in ("tables", "views", "materialized_views", "indexes", "objects", "columns"):
+    if node.what not in ("tables", "views", "materialized_views", "indexes", "objects", "columns",
+                         "schemas", "databases", "clusters"):  # the last three:
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"SHOW {node.what.upper()} is not supported", 0)
     return P.ShowObjectsPlan(node.what, on, node.like)
 

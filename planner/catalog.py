@@ -29,6 +29,10 @@ class ColumnDef:
     type: str                             #: PostgreSQL short type name (``int4``, ``text``, ...)
     nullable: bool = True
     default: Optional[ScalarExpr] = None  #: column-free expression; None means NULL
+    #: the declared type modifier, kept beside ``type`` (which stays the base type): ``("varchar", n)``
+    #: (``type`` "text"; n None when unbounded), ``("bpchar", n)``, ``("numeric", precision, scale)``;
+    #: None when the column has none.  Enforced by the binder's assignment casts (``sql.types_exact``).
+    typmod: Optional[tuple] = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,11 @@ class Catalog:
         parts = _parts(name)
         if len(parts) == 3 and parts[0] != "materialize":
             return None
+        if len(parts) in (2, 3) and parts[-2] == "information_schema":
+            # information_schema relations are catalogued under their qualified name,
+            # so they never collide with (or shadow) a user's "tables" or "columns"
+            id = self._by_name.get("information_schema." + parts[-1])
+            return None if id is None else self._by_id[id]
         if len(parts) >= 2 and parts[-2] not in ("public", "mz_catalog", "pg_catalog", "mz_internal"):
             return None
         if len(parts) > 3 or not parts:

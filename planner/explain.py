@@ -17,7 +17,7 @@ from typing import Optional
 
 from compute.dataflow import DataflowDescription
 from compute.relation import (
-    ArrangeBy, Constant, FlatMap, Get, Join, Let, Map, Filter, Negate, Project, Reduce,
+    ArrangeBy, Constant, FlatMap, Get, Join, Let, LetRec, Map, Filter, Negate, Project, Reduce,
     Threshold, TopK, Union,
 )
 from compute.scalar import Call, CallMzNow, Column, If, Literal
@@ -80,6 +80,8 @@ def _list(xs) -> str:
 
 def _agg(a) -> str:
     inner = explain_scalar(a.expr)
+    if a.func == "window":  # window functions: compute.window.WindowAggregateExpr
+        return a.describe(inner)
     if a.func == "count" and isinstance(a.expr, Literal) and a.expr.value is True:
         inner = "*"
     return f"{a.func}({'distinct ' if a.distinct else ''}{inner})"
@@ -115,6 +117,15 @@ def _lines(e, depth: int, out: list) -> None:
         _lines(e.value, depth + 2, out)
         emit("Return")
         child(e.body)
+    elif isinstance(e, LetRec):  # Materialize's rendering of recursive bindings
+        emit("Return")
+        child(e.body)
+        lim = next((x for x in e.limits if x is not None), None)
+        emit("With Mutually Recursive" + ("" if lim is None else
+             f" [recursion_limit={lim.max_iters}{', return_at_limit' if lim.return_at else ''}]"))
+        for i, v in zip(e.ids, e.values):
+            emit(f"  cte {i} =")
+            _lines(v, depth + 2, out)
     elif isinstance(e, Map):
         emit(f"Map ({_list(e.scalars)})")
         child(e.input)

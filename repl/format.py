@@ -20,6 +20,7 @@ import json
 import math
 import unicodedata
 from dataclasses import dataclass
+import datetime as _dt
 from decimal import Decimal
 from typing import Any, Optional, Sequence
 
@@ -103,6 +104,9 @@ def value_text(v: Any, null: str = "") -> str:
         return "\\x" + bytes(v).hex()
     if isinstance(v, (dict, list)):
         return json.dumps(v, separators=(", ", ": "), ensure_ascii=False)
+    if isinstance(v, (_dt.date, _dt.time)) or type(v).__name__ == "Interval":  # date/time family: PostgreSQL's text
+        from mzlite.types import pg_text
+        return pg_text(v)
     return str(v)
 
 

@@ -54,7 +54,13 @@ class Result:
 
 def fetch(conn, sql: str) -> Result:
     """Execute one statement through the DB-API and fetch everything it returns."""
-    cur = conn.execute(sql)
+    make_cursor = getattr(conn, "cursor", None)
+    if make_cursor is not None:
+        cur = make_cursor()
+        cur.intervals_as_timedelta = False  # print intervals as PostgreSQL does, months kept
+        cur.execute(sql)
+    else:
+        cur = conn.execute(sql)
     desc = cur.description
     status = getattr(cur, "statusmessage", None)
     if desc is None:

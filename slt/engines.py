@@ -174,11 +174,15 @@ class MzliteEngine(Engine):
     def execute(self, sql: str, conn: Optional[str] = None) -> Result:
         c = self._connection(conn)
         try:
-            cur = c.execute(sql)
+            cur = c.cursor()
+            cur.intervals_as_timedelta = False  # intervals keep their months, as PostgreSQL prints them
+            cur.documents_as_python = False  # jsonb/arrays printed as PostgreSQL's text below
+            cur.execute(sql)
             desc = cur.description
             if desc is not None:
                 rows = cur.fetchall()
                 cols = [d[0] for d in desc]
+                rows = self._datetime_text(desc, rows)
             else:
                 rows = cols = None
             return Result(cols, rows, getattr(cur, "rowcount", -1),
@@ -187,6 +191,22 @@ class MzliteEngine(Engine):
             return self._raise(e)
         except Exception as e:  # a bug in the engine, never an answer
             raise _internal(e) from e
+
+    def _datetime_text(self, desc, rows):
+        """Date/time columns as PostgreSQL's text (the PostgreSQL adapter receives text for them)."""
+        from mzlite.types import pg_text
+        cols = [i for i, d in enumerate(desc) if d[1] == self._mz.DATETIME and d[1] != "mz_timestamp"
+                or d[1] in ("bytea", "uuid", "jsonb") or d[1].endswith("[]")]  # as PostgreSQL's text
+        if not cols or not rows:
+            return rows
+        out = []
+        for row in rows:
+            row = list(row)
+            for i in cols:
+                if row[i] is not None:
+                    row[i] = pg_text(row[i])
+            out.append(tuple(row))
+        return out
 
     @staticmethod
     def _raise(e):

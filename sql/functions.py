@@ -195,6 +195,9 @@ def resolve_function(name: str, arg_types) -> Resolution:
         return Resolution("concat_ws", ("text",) + tuple("text" if a == "unknown" else a for a in args[1:]), "text")
     if name in ("row", "record"):
         return Resolution("record", args, "record")
+    hooked = _doc.resolve_function_hook(name, args)  # polymorphic array/jsonb functions
+    if hooked is not None:
+        return hooked
     cands = _FUNCS.get(name)
     if cands is None:
         raise _err(f"function {name}({_list(args)}) does not exist", "42883",
@@ -215,10 +218,10 @@ def resolve_function(name: str, arg_types) -> Resolution:
 _OPS: dict[str, list[_Sig]] = {}
 _ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod"}
 _CMP = {"=": "eq", "<>": "neq", "!=": "neq", "<": "lt", "<=": "lte", ">": "gt", ">=": "gte"}
-_ORDERABLE = ("bool", "int2", "int4", "int8", "numeric", "float8", "text", "mz_timestamp")
+_ORDERABLE = ("bool", "int2", "int4", "int8", "numeric", "float4", "float8", "text", "mz_timestamp")  # float4:
 for _op, _name in _ARITH.items():
     for _t in NUMERIC_TYPES:
-        if _op == "%" and _t == "float8":
+        if _op == "%" and _t in ("float4", "float8"):
             continue
         _OPS.setdefault(_op, []).append(_Sig((_t, _t), _t, f"{_name}_{_t}"))
 for _t in ("numeric", "float8"):
@@ -234,8 +237,16 @@ for _op, _name in (("~", "regex_match"), ("~*", "regex_imatch"), ("!~", "regex_n
     _OPS.setdefault(_op, []).append(_Sig(("text", "text"), "bool", _name))
 for _op, _name in _CMP.items():
     for _t in _ORDERABLE:
-        fid = f"{_name}_{_t}" if _t in ("float8", "numeric") else _name
+        fid = f"{_name}_{_t}" if _t in ("float4", "float8", "numeric") else _name
         _OPS.setdefault(_op, []).append(_Sig((_t, _t), "bool", fid))
+# ---- PostgreSQL's cross-type real/double operators (float48*, float84*): a real
+# operand meets a double without a cast, so `real * int` resolves to double as in PostgreSQL
+for _ops, _ret in ((_ARITH, "float8"), (_CMP, "bool")):
+    for _op, _name in _ops.items():
+        if _op != "%":
+            _OPS[_op].append(_Sig(("float4", "float8"), _ret, f"{_name}_float48"))
+            _OPS[_op].append(_Sig(("float8", "float4"), _ret, f"{_name}_float84"))
+# ---- end
 _LIKE = {"~~": "like", "like": "like", "!~~": "not_like", "not like": "not_like",
          "~~*": "ilike", "ilike": "ilike", "!~~*": "not_ilike", "not ilike": "not_ilike"}
 _BOOL_TESTS = {"is true": "is_true", "is not true": "is_not_true", "is false": "is_false",
@@ -265,6 +276,8 @@ def resolve_operator(op: str, left: str, right: str | None = None) -> Resolution
     if right is None:
         if o in ("-", "+") and left in NUMERIC_TYPES:
             return Resolution(f"neg_{left}" if o == "-" else "identity", (left,), left)
+        if o in ("-", "+") and left in _dt.UNARY_MINUS:  # interval
+            return Resolution(_dt.UNARY_MINUS[left] if o == "-" else "identity", (left,), left)
         if o == "~" and left in INTEGER_TYPES + ("unknown",):
             t = "int4" if left == "unknown" else left
             return Resolution(f"bitnot_{t}", (t,), t)
@@ -276,8 +289,13 @@ def resolve_operator(op: str, left: str, right: str | None = None) -> Resolution
     if o in ("is distinct from", "is not distinct from"):
         r = resolve_operator("=", left, right)
         return Resolution(o.replace(" ", "_"), r.arg_types, "bool")
+    hooked = _doc.resolve_operator_hook(o, left, right)  # arrays, bytea/jsonb ||
+    if hooked is not None:
+        return hooked
     if o == "||":
         lt, rt = left, right
+        # char(n) concatenates as text (its trailing blanks dropped), as in PostgreSQL
+        lt, rt = ("text" if lt == "bpchar" else lt), ("text" if rt == "bpchar" else rt)
         if lt in ("text", "unknown") and rt in ("text", "unknown"):
             return Resolution("textcat", ("text", "text"), "text")
         if lt in ("text", "unknown") and rt in TYPES:
@@ -288,6 +306,8 @@ def resolve_operator(op: str, left: str, right: str | None = None) -> Resolution
     if o in _LIKE:
         if all(t in ("text", "unknown") for t in (left, right)):
             return Resolution(_LIKE[o], ("text", "text"), "bool")
+        if left == "bpchar" and right in ("text", "unknown", "bpchar"):  # bpcharlike sees the blanks
+            return Resolution(_LIKE[o], ("bpchar", "text"), "bool")
         shown = {"like": "~~", "not like": "!~~", "ilike": "~~*", "not ilike": "!~~*"}.get(o, op)
         raise _err(f"operator does not exist: {display_name(left)} {shown} {display_name(right)}", "42883")
     cands = _OPS.get(o)
@@ -325,8 +345,10 @@ def resolve_cast(from_: str, to: str, context: str = "explicit") -> str | None:
 _AGG_ALIASES = {"stddev": "stddev_samp", "variance": "var_samp", "every": "bool_and"}
 _AGGS: dict[str, list[_Sig]] = {
     "sum": [_Sig(("int2",), "int8", "sum"), _Sig(("int4",), "int8", "sum"), _Sig(("int8",), "numeric", "sum"),
-            _Sig(("numeric",), "numeric", "sum"), _Sig(("float8",), "float8", "sum")],
-    "avg": [_Sig((t,), "float8" if t == "float8" else "numeric", "avg") for t in NUMERIC_TYPES],
+            _Sig(("numeric",), "numeric", "sum"), _Sig(("float8",), "float8", "sum"),
+            _Sig(("float4",), "float4", "sum")],
+    # real's avg/variance are double's (its input converted exactly), as in PostgreSQL
+    "avg": [_Sig((t,), "float8" if t == "float8" else "numeric", "avg") for t in NUMERIC_TYPES if t != "float4"],
     "min": [_Sig((t,), t, "min") for t in _ORDERABLE if t != "bool"],
     "max": [_Sig((t,), t, "max") for t in _ORDERABLE if t != "bool"],
     "bool_and": [_Sig(("bool",), "bool", "bool_and")],
@@ -334,7 +356,7 @@ _AGGS: dict[str, list[_Sig]] = {
     "string_agg": [_Sig(("text", "text"), "text", "string_agg")],
 }
 for _n in ("stddev_samp", "stddev_pop", "var_samp", "var_pop"):
-    _AGGS[_n] = [_Sig((t,), "float8" if t == "float8" else "numeric", _n) for t in NUMERIC_TYPES]
+    _AGGS[_n] = [_Sig((t,), "float8" if t == "float8" else "numeric", _n) for t in NUMERIC_TYPES if t != "float4"]
 
 
 def resolve_aggregate(name: str, arg_types) -> AggResolution:
@@ -347,6 +369,9 @@ def resolve_aggregate(name: str, arg_types) -> AggResolution:
             raise _err(f"function count({_list(args)}) does not exist", "42883")
         t = args[0] if args else "bool"
         return AggResolution("count", "text" if t == "unknown" else t, "int8")
+    hooked = _doc.resolve_aggregate_hook(n, args)  # array_agg, jsonb_agg, jsonb_object_agg
+    if hooked is not None:
+        return hooked
     cands = _AGGS.get(n)
     if cands is None:
         raise _err(f"function {name}({_list(args)}) does not exist", "42883")
@@ -365,6 +390,25 @@ def aggregate_names() -> frozenset[str]:
     return frozenset(_AGGS) | frozenset(_AGG_ALIASES) | {"count"}
 
 
+# ---- window functions (bound by planner.windows) ----
+#: name -> (argument types, result type); "any" takes the argument's type, "anycompatible"
+#: the common type of the value and the default (lag/lead); optional arguments trail
+WINDOW_FUNCTIONS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
+    "row_number": (((),), "int8"),
+    "rank": (((),), "int8"),
+    "dense_rank": (((),), "int8"),
+    "percent_rank": (((),), "float8"),
+    "cume_dist": (((),), "float8"),
+    "ntile": ((("int4",),), "int4"),
+    "lag": ((("any",), ("any", "int4"), ("anycompatible", "int4", "anycompatible")), "anycompatible"),
+    "lead": ((("any",), ("any", "int4"), ("anycompatible", "int4", "anycompatible")), "anycompatible"),
+    "first_value": ((("any",),), "any"),
+    "last_value": ((("any",),), "any"),
+    "nth_value": ((("any", "int4"),), "any"),
+}
+# ---- end window functions ----
+
+
 def all_func_ids() -> set[str]:
     """Every func id this module can produce (for the registry-coverage test)."""
     ids = {s.func_id for sigs in _FUNCS.values() for s in sigs}
@@ -373,8 +417,14 @@ def all_func_ids() -> set[str]:
     ids |= set(_LIKE.values()) | set(_BOOL_TESTS.values()) | set(_NULL_TESTS.values())
     ids |= {"is_distinct_from", "is_not_distinct_from"} | {f"neg_{t}" for t in NUMERIC_TYPES}
     ids |= {f"bitnot_{t}" for t in INTEGER_TYPES}
+    ids |= _doc.HOOK_FUNC_IDS
+    ids |= set(_dt.UNARY_MINUS.values())  # date/time family
     for a in TYPES:
         for b in TYPES:
             if a != b and can_cast(a, b, "explicit"):
                 ids.add(resolve_cast(a, b, "explicit"))
     return ids
+
+
+from sql import functions_document as _doc  # noqa: E402  (bytea, uuid, jsonb, arrays)
+from sql import functions_datetime as _dt  # noqa: E402,F401  (date/time family)

@@ -3,7 +3,9 @@
 Owns the node types for statements PostgreSQL's grammar lacks (``SUBSCRIBE``,
 ``CREATE DEFAULT INDEX``, ``SHOW TABLES``-style introspection, Materialize's ``EXPLAIN``,
 ``FETCH ... WITH (timeout)``, ``DECLARE ... CURSOR FOR SUBSCRIBE``) and the ``AsOf`` clause
-that ``SELECT`` and ``SUBSCRIBE`` may carry.  Invariant: every embedded expression or query
+that ``SELECT`` and ``SUBSCRIBE`` may carry; and ``WITH MUTUALLY RECURSIVE``, the one clause
+handled by blanking its Materialize-only parts out of the text pglast sees
+(``rewrite_mutually_recursive``) and recording them beside the statement.  Invariant: every embedded expression or query
 is a pglast node whose ``location`` values are character offsets relative to the start of
 the *statement* it belongs to (the parser guarantees this by parsing sub-texts padded to
 their original offsets), so binding errors point at the right character.  Deliberately not
@@ -101,3 +103,112 @@ class Explain:
     stage: str
     statement: Any
     format: str = "text"
+
+
+# ---- WITH MUTUALLY RECURSIVE -------------------------------------------------
+@dataclass(frozen=True)
+class MutuallyRecursive:
+    """``WITH MUTUALLY RECURSIVE [(RETURN | ERROR) AT RECURSION LIMIT n] name (col type, ...)
+    AS (query), ...``.  The parser hands pglast the same text with ``MUTUALLY``, the option
+    list and the column types blanked out (so pglast sees ``WITH RECURSIVE name (col, ...)``
+    and every location stays put); this records what was blanked, keyed in
+    ``Statement.mutually_recursive`` by the location of the ``WITH``.  ``column_types``:
+    ``(cte name, (pglast TypeName, ...))`` per binding; ``limit`` None means no limit."""
+    column_types: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    limit: Optional[int] = None
+    return_at: bool = False
+
+    def types_of(self, name: str):
+        for n, ts in self.column_types:
+            if n == name:
+                return ts
+        return None
+
+
+def _parse_type(ctx, lo: int, hi: int):
+    """The pglast ``TypeName`` of the type text ``ctx.ptext[lo:hi]``."""
+    import pglast
+    from pglast import ast
+    from sql import errors
+    text = ctx.ptext[lo:hi]
+    try:
+        head = "SELECT NULL::"  # padded so the TypeName's location is this text's offset
+        raws = pglast.parse_sql(head + " " * max(0, lo - len(head)) + text)
+        node = raws[0].stmt.targetList[0].val if len(raws) == 1 else None
+    except Exception:  # noqa: BLE001 - pglast's ParseError and malformed trees alike
+        node = None
+    if not isinstance(node, ast.TypeCast):
+        raise errors.error_for(errors.SYNTAX_ERROR, f'syntax error at or near "{text}"', position=ctx.pos(lo))
+    return node.typeName
+
+
+def rewrite_mutually_recursive(ctx) -> dict:
+    """Find every ``WITH MUTUALLY RECURSIVE`` in ``ctx``'s tokens (``sql.parse._Ctx``: its
+    ``word``, ``toks``, ``ptext``, ``pos``, ``matching_paren``, ``error_here``), blank the
+    Materialize-only parts of ``ctx.ptext`` in place (same length) and drop their tokens;
+    return ``{with location: MutuallyRecursive}``."""
+    found: dict = {}
+    drop: set = set()
+    chars = list(ctx.ptext)
+
+    def blank(lo_tok: int, hi_tok: int) -> None:  # tokens lo_tok..hi_tok inclusive
+        for t in range(lo_tok, hi_tok + 1):
+            drop.add(t)
+        for c in range(ctx.toks[lo_tok].start, ctx.toks[hi_tok].end):
+            chars[c] = " "
+
+    def fail(at: int):
+        ctx.i = at
+        return ctx.error_here()
+
+    n = len(ctx.toks)
+    for j in range(n - 2):
+        if not (ctx.word(j) == "WITH" and ctx.word(j + 1) == "MUTUALLY" and ctx.word(j + 2) == "RECURSIVE"):
+            continue
+        blank(j + 1, j + 1)
+        k = j + 3
+        limit, return_at = None, False
+        if ctx.word(k) == "(":
+            close = ctx.matching_paren(k)
+            words = [ctx.word(x) for x in range(k + 1, close)]
+            if len(words) != 5 or words[0] not in ("RETURN", "ERROR") or words[1:4] != ["AT", "RECURSION", "LIMIT"] \
+                    or not words[4].startswith("\0") or not words[4][1:].isdigit():
+                raise fail(k + 1)
+            limit, return_at = int(words[4][1:]), words[0] == "RETURN"
+            blank(k, close)
+            k = close + 1
+        ctes = []
+        while True:
+            if k >= n:
+                raise fail(k)
+            raw = ctx.ptext[ctx.toks[k].start:ctx.toks[k].end]
+            name = raw[1:-1].replace('""', '"') if raw.startswith('"') else raw.lower()
+            if ctx.word(k + 1) != "(":
+                raise fail(k + 1)
+            close = ctx.matching_paren(k + 1)
+            types, start, depth = [], k + 2, 0
+            for x in range(k + 2, close + 1):
+                w = ctx.word(x)
+                if w == "(":
+                    depth += 1
+                elif w == ")" and depth > 0:
+                    depth -= 1
+                elif depth == 0 and w in (",", ")"):
+                    if x - start < 2:
+                        raise fail(x)
+                    types.append(_parse_type(ctx, ctx.toks[start + 1].start, ctx.toks[x - 1].end))
+                    blank(start + 1, x - 1)
+                    start = x + 1
+            ctes.append((name, tuple(types)))
+            if ctx.word(close + 1) != "AS" or ctx.word(close + 2) != "(":
+                raise fail(close + 1)
+            k = ctx.matching_paren(close + 2) + 1
+            if ctx.word(k) != ",":
+                break
+            k += 1
+        found[ctx.toks[j].start] = MutuallyRecursive(tuple(ctes), limit, return_at)
+    if found:
+        ctx.ptext = "".join(chars)
+        ctx.toks = [t for x, t in enumerate(ctx.toks) if x not in drop]
+    return found
+# ---- end WITH MUTUALLY RECURSIVE ----

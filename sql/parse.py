@@ -30,7 +30,7 @@ from pglast.parser import ParseError, scan
 
 from sql import errors
 from sql.mzsyntax import (AsOf, CreateDefaultIndex, DeclareSubscribe, Explain, Fetch, Show,
-                          Subscribe)
+                          Subscribe, rewrite_mutually_recursive)
 
 
 @dataclass(eq=False)
@@ -45,6 +45,8 @@ class Statement:
     origin: int = 0     #: character offset in the parsed string of node location 0
     #: ``(rewritten_location, extra_chars)`` for each ``?`` rewritten to ``$n``
     inserts: tuple[tuple[int, int], ...] = ()
+    #: ``WITH MUTUALLY RECURSIVE`` clauses by the location of their ``WITH`` (``sql.mzsyntax``)
+    mutually_recursive: dict = field(default_factory=dict)
 
     def position(self, location: Optional[int]) -> Optional[int]:
         """1-based character position in the parsed string of a node ``location`` (or None)."""
@@ -104,7 +106,8 @@ def _parse_piece(source: str, toks) -> Statement:
     text = source[start:end]
     rel = [_Tok(t.start - start, t.end - start + 1, t.name, t.kind) for t in toks]
     params = [t for t in rel if t.name == "PARAM"]
-    qmarks = [t for t in rel if t.name == "Op" and text[t.start:t.end] == "?"]
+    qmarks = [t for i, t in enumerate(rel) if t.name == "Op" and text[t.start:t.end] == "?"
+              and not _jsonb_question_mark(rel, i)]
     inserts: list[tuple[int, int]] = []
     ptext = text
     nparams = max((int(text[t.start + 1:t.end]) for t in params), default=0)
@@ -128,6 +131,25 @@ def _parse_piece(source: str, toks) -> Statement:
     return stmt
 
 
+# ---- jsonb's ``?`` operator versus the ``?`` placeholder
+_OPERAND_END = frozenset({"IDENT", "UIDENT", "SCONST", "USCONST", "ICONST", "FCONST", "BCONST", "XCONST",
+                          "ASCII_41", "ASCII_93"})
+
+
+def _jsonb_question_mark(rel, i: int) -> bool:
+    """Whether the ``?`` token ``rel[i]`` is jsonb's key-exists operator rather than a
+    placeholder: it follows an operand (a name, a constant, ``)`` or ``]``), or a
+    non-reserved keyword used as a column name (``value ? 'k'``) with a string constant next."""
+    if i == 0:
+        return False
+    prev = rel[i - 1]
+    if prev.name in _OPERAND_END:
+        return True
+    nxt = rel[i + 1] if i + 1 < len(rel) else None
+    return prev.kind == "UNRESERVED_KEYWORD" and nxt is not None and nxt.name == "SCONST"
+# ---- end
+
+
 @dataclass(frozen=True)
 class _Tok:
     start: int
@@ -146,6 +168,7 @@ class _Ctx:
         self.source, self.origin, self.text, self.ptext = source, origin, text, ptext
         self.toks, self.inserts = toks, inserts
         self.i = 0
+        self.wmr: dict = {}  #: WITH MUTUALLY RECURSIVE clauses found (rewrite_mutually_recursive)
 
     # ---- token helpers
     def word(self, i: int) -> str:
@@ -257,7 +280,8 @@ class _Ctx:
         raise self.error_here()
 
     def stmt(self, kind: str, node, **kw) -> Statement:
-        return Statement(kind, self.text, self.origin, node, origin=self.origin, inserts=self.inserts, **kw)
+        return Statement(kind, self.text, self.origin, node, origin=self.origin, inserts=self.inserts,
+                         mutually_recursive=self.wmr, **kw)
 
     # ---- sub-parses, padded so locations stay relative to this statement
     def parse_pg(self, lo: int, hi: int):
@@ -308,6 +332,8 @@ class _Ctx:
 
     # ---- dispatch
     def parse(self) -> Statement:
+        if any(self.word(j) == "MUTUALLY" for j in range(len(self.toks))):
+            self.wmr.update(rewrite_mutually_recursive(self))
         w0, w1 = self.peek(0), self.peek(1)
         if w0 == "SUBSCRIBE":
             return self.stmt("subscribe", self.subscribe())
@@ -611,6 +637,7 @@ class _Ctx:
         lo = self.loc()
         sub = _Ctx(self.source, self.origin, self.text, " " * lo + self.ptext[lo:],
                    self.toks[self.i:], self.inserts)
+        sub.wmr = self.wmr
         inner = sub.parse()
         inner.text = self.text[lo:] if not self.inserts else self.ptext[lo:]
         inner.offset = self.origin + lo

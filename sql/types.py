@@ -62,18 +62,24 @@ def normalize_type_name(name: str) -> str:
     n = _MODIFIER.sub("", n)
     if n in _SPELLINGS:
         return _SPELLINGS[n]
+    if n.endswith("[]") and n[:-2].strip() and n[:-2].strip() != "unknown":  # arrays (sql.types_document)
+        return normalize_type_name(n[:-2]) + "[]"
     raise ProgrammingError(f'type "{raw}" does not exist', sqlstate="42704")
 
 
 def display_name(type_: str) -> str:
     """The name shown to users (``cursor.description``, error messages)."""
     t = TYPES.get(type_)
+    if t is None and type_.endswith("[]"):  # arrays (sql.types_document)
+        return display_name(type_[:-2]) + "[]"
     return t[0] if t else type_
 
 
 def category(type_: str) -> str:
     """PostgreSQL's typcategory: B boolean, N numeric, S string, D date/time, X unknown."""
     t = TYPES.get(type_)
+    if t is None and type_.endswith("[]"):  # arrays (sql.types_document)
+        return "A"
     return t[1] if t else "U"
 
 
@@ -85,10 +91,36 @@ def is_preferred(type_: str) -> bool:
 _RANK = {"implicit": 0, "assignment": 1, "explicit": 2}
 
 
+#: Casts contributed by type families defined in their own modules (``register_type``):
+#: (from, to) -> least context.  Consulted before the built-in rules below.
+EXTRA_CASTS: dict[tuple[str, str], str] = {}
+#: type -> input function (text -> value) for families defined in their own modules;
+#: it raises ``DataError`` as ``parse_literal`` does.
+EXTRA_PARSERS: dict[str, object] = {}
+
+
+def register_type(name: str, display: str, category_: str, preferred: bool, spellings=(), parser=None) -> None:
+    """Add a type family member defined outside this module (e.g. ``sql.types_datetime``):
+    its short name, display name, PostgreSQL typcategory, whether it is preferred in its
+    category, extra user spellings and its literal input function."""
+    TYPES[name] = (display, category_, preferred)
+    _SPELLINGS[name] = name
+    for sp in spellings:
+        _SPELLINGS[sp] = name
+    if parser is not None:
+        EXTRA_PARSERS[name] = parser
+
+
 def cast_context(from_: str, to: str) -> str | None:
     """The least context in which ``from_`` converts to ``to`` (None: never)."""
     if from_ == to or from_ == "unknown":
         return "implicit"
+    extra = EXTRA_CASTS.get((from_, to))
+    if extra is not None:
+        return extra
+    if from_.endswith("[]") or to.endswith("[]"):  # arrays (sql.types_document)
+        from sql.types_document import array_cast_context
+        return array_cast_context(from_, to)
     if from_ in NUMERIC_TYPES and to in NUMERIC_TYPES:
         return "implicit" if NUMERIC_TYPES.index(from_) < NUMERIC_TYPES.index(to) else "assignment"
     if to == "text":
@@ -200,4 +232,12 @@ def parse_literal(text: str, type_: str):
         if not 0 <= v <= 18446744073709551615:
             raise DataError("mz_timestamp out of range", sqlstate="22003")
         return v
+    parser = EXTRA_PARSERS.get(type_)
+    if parser is not None:
+        return parser(text)
     raise ProgrammingError(f"cannot cast type unknown to {display_name(type_)}", sqlstate="42846")
+
+
+import sql.types_document  # noqa: E402,F401  (bytea, uuid, jsonb, arrays)
+import sql.types_exact  # noqa: E402,F401  (char(n)/bpchar, type modifiers)
+import sql.types_datetime  # noqa: E402,F401  (date, time, timestamp, timestamptz, interval)

@@ -18,7 +18,7 @@ import pytest
 
 from compute.ids import user
 from compute.relation import Constant, Get, Reduce, TopK
-from compute.scalar import CallMzNow, Column, Literal
+from compute.scalar import Call, CallMzNow, Column, Literal
 from planner import plan_statement
 from planner import plans as P
 from planner.catalog import Catalog, CatalogItem, ColumnDef
@@ -195,8 +195,10 @@ def test_limit_in_view_is_topk(cat):
 
 def test_create_table(cat):
     p = plan(cat, "create table x (k int primary key, s varchar(10) not null default 'd', f double precision)")
-    assert p == P.CreateTablePlan("x", (ColumnDef("k", "int4", False), ColumnDef("s", "text", False,
-                                  Literal("d", "text")), ColumnDef("f", "float8")), False, p.create_sql)
+    # varchar(10): the modifier is kept beside the type, and the default checked when used
+    check = Call("typmod_varchar", (Literal("d", "text"), Literal(10, "int4"), Literal(False, "bool")), "text")
+    assert p == P.CreateTablePlan("x", (ColumnDef("k", "int4", False), ColumnDef("s", "text", False, check,
+                                  ("varchar", 10)), ColumnDef("f", "float8")), False, p.create_sql)
     assert err(cat, "create table t (a int)").sqlstate == "42P07"
     assert plan(cat, "create table if not exists t (a int)").if_not_exists
     assert err(cat, "create table y (a int, a int)").sqlstate == "42701"

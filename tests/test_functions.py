@@ -216,6 +216,9 @@ def test_every_strict_function_returns_null_on_null():
     non_strict = {"and", "or", "coalesce", "nullif", "greatest", "least", "record", "concat", "concat_ws",
                   "is_null", "is_not_null", "is_true", "is_not_true", "is_false", "is_not_false",
                   "is_distinct_from", "is_not_distinct_from", "raise_cardinality"}
+    non_strict |= {"to_jsonb", "jsonb_build_object", "jsonb_build_array", "array_create", "array_slice",
+                   "array_position", "array_to_string", "array_cat", "array_append", "array_prepend",
+                   "array_remove", "array_replace", "array_any", "array_all", "string_to_array"}
     assert {n for n, impl in FUNCTIONS.items() if not impl.strict} == non_strict
     for name, impl in FUNCTIONS.items():
         if name in non_strict:
@@ -475,3 +478,38 @@ def test_variance_finish():
     assert variance_finish(3, 7.0, 21.0, "stddev_samp", "float8") == 1.5275252316519468
     assert variance_finish(3, 7.0, 21.0, "var_samp", "float8") == 2.3333333333333335
     assert variance_finish(2, 2.0, 2.0, "var_pop", "float8") == 0.0
+
+
+# ---- date/time family ----
+import datetime as _pydt  # noqa: E402
+
+from compute.dates import Interval as _Interval  # noqa: E402
+
+PY_TYPE.update({"date": _pydt.date, "time": _pydt.time, "timestamp": _pydt.datetime, "timestamptz": _pydt.datetime,
+                "interval": _Interval})
+SAMPLES.update({"date": [_pydt.date(2020, 1, 31), _pydt.date(1999, 12, 31)],
+                "time": [_pydt.time(0, 0), _pydt.time(23, 59, 59, 999999)],
+                "timestamp": [_pydt.datetime(2020, 2, 29, 10, 30), _pydt.datetime(2001, 1, 1)],
+                "timestamptz": [_pydt.datetime(2020, 2, 29, 10, 30, tzinfo=_pydt.timezone.utc)],
+                "interval": [_Interval(1, 2, 3_000_000), _Interval(0, -1, 0), _Interval()]})
+SAMPLES["text"] = SAMPLES["text"] + ["month", "2020-01-02 03:04:05", "1 day"]
+# ---- end ----
+
+
+# ---- real (float4) and char(n) ----
+PY_TYPE.update({"float4": float, "bpchar": str})
+SAMPLES.update({"float4": [0.0, 0.1, -2.25, 3.4e38], "bpchar": ["a  ", "ab", ""]})
+# ---- end ----
+
+
+# ---- bytea, uuid, jsonb, arrays ----
+import uuid as _uuid  # noqa: E402
+
+from compute.arrays import Array as _Array  # noqa: E402
+from compute.jsonb import Jsonb as _Jsonb, parse_jsonb as _pj  # noqa: E402
+
+PY_TYPE.update({"bytea": bytes, "uuid": _uuid.UUID, "jsonb": _Jsonb, "text[]": _Array})
+SAMPLES.update({"bytea": [b"", b"\x00ab"], "uuid": [_uuid.UUID(int=5)],
+                "jsonb": [_pj('{"a": [1, "x"], "b": null}'), _pj('[1, "a", [2]]'), _pj('"a"'), _pj("2")],
+                "text[]": [_Array(["a", None, "1"]), _Array([])]})
+# ---- end ----

@@ -47,3 +47,59 @@ def test_scalar_subquery_with_no_rows_is_null_and_two_rows_is_an_error(con):
     with pytest.raises(mzlite.Error) as e:
         con.execute("SELECT (SELECT salary FROM emp)").fetchall()
     assert e.value.sqlstate == "21000"
+
+
+# -- found by the differential test against PostgreSQL (tests/test_differential_pg.py) --------
+
+def test_having_without_aggregates_over_empty_input_is_one_row(con):
+    """``SELECT 1 FROM t HAVING true`` is a global aggregate: one row even for an empty t
+    (PostgreSQL).  A Reduce with no aggregates was rendered as Distinct, which drops the
+    global default row; one-shot, materialized and indexed answers were empty."""
+    con.execute("CREATE TABLE t (a int)")
+    q = "SELECT 'x' AS c FROM t WHERE a > 0 HAVING true"
+    con.execute(f"CREATE MATERIALIZED VIEW mv AS {q}")
+    con.execute(f"CREATE VIEW v AS {q}")
+    con.execute("CREATE DEFAULT INDEX ON v")
+    for sql in (q, "SELECT * FROM mv", "SELECT * FROM v"):
+        assert con.execute(sql).fetchall() == [("x",)], sql
+    con.execute("INSERT INTO t VALUES (1), (2)")
+    for sql in (q, "SELECT * FROM mv", "SELECT * FROM v"):
+        assert con.execute(sql).fetchall() == [("x",)], sql
+    assert con.execute("SELECT 1 FROM t HAVING false").fetchall() == []
+
+
+@pytest.mark.parametrize("kind", ["index", "materialized view"])
+def test_a_slow_dataflow_build_keeps_its_inputs_readable_at_its_as_of(kind, monkeypatch):
+    """CREATE INDEX chose its as_of, then optimized and lowered the view's plan (over a second
+    for a large query) before taking read holds; a tick meanwhile compacted the table past
+    as_of, the runtime refused the dataflow, and reads of the index waited forever.  Here
+    the "slow build" ticks the clock past the compaction window while building."""
+    import mzlite.ddl as ddl
+    from mzlite.oracle import ManualClock
+
+    clock = ManualClock(1_000)
+    c = mzlite.connect(clock=clock)
+    try:
+        c.execute("SET statement_timeout = 20000")
+        db = c.database
+        c.execute("CREATE TABLE t (a int)")
+        c.execute("INSERT INTO t VALUES (1), (2)")
+        c.execute("CREATE VIEW v AS SELECT a + 1 AS b FROM t")
+        name = "build_index_dataflow" if kind == "index" else "build_materialized_view_dataflow"
+        real = getattr(ddl, name)
+
+        def slow_build(*args, **kwargs):
+            clock.advance(10_000)
+            db.tick()
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(ddl, name, slow_build)
+        if kind == "index":
+            c.execute("CREATE DEFAULT INDEX ON v")
+            target = "v"
+        else:
+            c.execute("CREATE MATERIALIZED VIEW mv AS SELECT a + 1 AS b FROM t")
+            target = "mv"
+        assert sorted(c.execute(f"SELECT * FROM {target}").fetchall()) == [(2,), (3,)]
+    finally:
+        c.close()

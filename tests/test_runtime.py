@@ -318,3 +318,16 @@ def test_dropping_a_peek_dataflow_still_waiting_for_its_seal_reports_empty_and_r
     assert inter.drain_responses() == [Frontiers(t(1), None, None, None)]
     assert reg.reader_holds(u(2)) == [] and inter.dataflows() == []
     assert drain(inter) == []
+
+
+def test_a_peek_at_an_unknown_index_is_loud_and_still_answered_once():
+    """A Peek naming an index the runtime does not host (e.g. its dataflow was refused at
+    create) raises ComputeProtocolError and is answered with an internal error, so the
+    controller's wait ends.  Sabotage checked: raising before answering left no
+    PeekResponse (red): a read with the interactive runtime off hung forever."""
+    maint = runtime(storage={})
+    with pytest.raises(ComputeProtocolError, match="unknown index"):
+        maint.handle(peek("lost", u(7), 3))
+    responses = [r for r in maint.drain_responses() + drain(maint) if isinstance(r, PeekResponse)]
+    assert [(r.uuid, r.result.sqlstate) for r in responses] == [("lost", "XX000")]
+    assert drain(maint) == []

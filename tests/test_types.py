@@ -15,11 +15,11 @@ from sql.types import (TYPES, can_cast, cast_context, common_type, display_name,
 
 SPELLINGS = [
     ("int", "int4"), ("INTEGER", "int4"), ("int4", "int4"), ("smallint", "int2"), ("int2", "int2"),
-    ("bigint", "int8"), ("int8", "int8"), ("real", "float8"), ("float4", "float8"),
+    ("bigint", "int8"), ("int8", "int8"), ("real", "float4"), ("float4", "float4"),
     ("double precision", "float8"), ("DOUBLE   PRECISION", "float8"), ("float", "float8"), ("float8", "float8"),
     ("numeric", "numeric"), ("decimal", "numeric"), ("numeric(10, 2)", "numeric"), ("numeric(5)", "numeric"),
     ("text", "text"), ("varchar", "text"), ("varchar(10)", "text"), ("character varying", "text"),
-    ("character varying(3)", "text"), ("char(3)", "text"), ("bpchar", "text"), ("string", "text"),
+    ("character varying(3)", "text"), ("char(3)", "bpchar"), ("bpchar", "bpchar"), ("string", "text"),
     ("boolean", "bool"), ("bool", "bool"), ("pg_catalog.int4", "int4"), ("float(24)", "float8"),
     ("mz_timestamp", "mz_timestamp"),
 ]

@@ -120,3 +120,21 @@ def column_getter(indexes: Sequence[int]) -> Callable[[tuple], tuple]:
         i = idx[0]
         return lambda row: (row[i],)
     return itemgetter(*idx)
+
+
+def accumulate_counts(slot: int, Gs, vs, ds, skip=None) -> None:
+    """Add each value ``vs[i]`` with diff ``ds[i]`` to the value -> count dict in slot ``slot``
+    of its group state ``Gs[i]`` (created on first use), dropping counts that reach zero.
+    ``skip(v)`` true leaves ``v`` out.  The multiset behind every non-invertible aggregate
+    (string_agg, array_agg, ordered aggregates, window partitions)."""
+    for G, v, d in zip(Gs, vs, ds):
+        if skip is not None and skip(v):
+            continue
+        m = G[slot]
+        if m is None:
+            m = G[slot] = {}
+        n = m.get(v, 0) + d
+        if n:
+            m[v] = n
+        else:
+            del m[v]

@@ -14,6 +14,7 @@ from compute.errors import EvalError
 from compute.operators import EMPTY, Operator
 from compute.operators.reduce import row_evaluator
 from compute.scalar import ScalarExpr
+from compute.window import unnest_window
 
 __all__ = ["FlatMapOp", "TABLE_FUNCTIONS"]
 
@@ -50,12 +51,16 @@ TABLE_FUNCTIONS = {
     "unnest": unnest,
     "unnest_array": unnest,
     "unnest_list": unnest,
+    "unnest_window": unnest_window,  # a window aggregate's list back to rows (compute.window)
 }
 
 
 class FlatMapOp(Operator):
     def __init__(self, func: str, exprs: Sequence[ScalarExpr]):
         f = TABLE_FUNCTIONS.get(func)
+        if f is None:  # jsonb table functions
+            from compute.functions_document import TABLE_FUNCTIONS_DOCUMENT
+            f = TABLE_FUNCTIONS_DOCUMENT.get(func, (None,))[0]
         if f is None:
             raise AssertionError(f"flat_map: unknown table function {func!r}")
         self.func = f

@@ -31,13 +31,22 @@ from sortedcontainers import SortedList
 from compute.compile import compile_scalar
 from compute.errors import EvalError
 from compute.functions import avg_finish, sum_finish, variance_finish
-from compute.operators import EMPTY, Operator, take_touched
+from compute.operators import EMPTY, Operator, accumulate_counts, take_touched
 from compute.relation import AggregateExpr
 from compute.scalar import Call, Column, Literal, ScalarExpr
 
 __all__ = ["ReduceOp", "DistinctOp", "make_aggregate", "row_evaluator"]
 
 NEG_MULT = ("XX000", "Non-positive multiplicity in Reduce")
+
+
+def _is_none(v) -> bool:
+    return v is None
+
+
+def _null_string_agg_value(v) -> bool:
+    """string_agg skips a NULL value (its input is the record (value, delimiter))."""
+    return v is None or v[0] is None
 _SIMPLE = (bool, int, str, type(None))
 #: the keys under which min/max count NaN inputs (and remember one NaN value to return)
 _NAN = ("NaN",)
@@ -238,19 +247,7 @@ class _Multiset(_Agg):
         G.append(None)
 
     def update(self, Gs, vs, ds) -> None:
-        o = self.off
-        skip_null = self.agg.func == "string_agg"
-        for G, v, d in zip(Gs, vs, ds):
-            if skip_null and (v is None or v[0] is None):
-                continue
-            m = G[o]
-            if m is None:
-                m = G[o] = {}
-            n = m.get(v, 0) + d
-            if n:
-                m[v] = n
-            else:
-                del m[v]
+        accumulate_counts(self.off, Gs, vs, ds, _null_string_agg_value if self.agg.func == "string_agg" else None)
 
     def finish(self, G):
         m = G[self.off]
@@ -269,7 +266,8 @@ class _Multiset(_Agg):
         out = []
         for (isnull, v), c in vals:
             out.extend([None if isnull else v] * c)
-        return tuple(out) if out else None
+        from compute.functions_document import collect_finish  # Array / Jsonb values
+        return collect_finish(self.agg.func, out) if out else None
 
 
 class _Distinct(_Agg):
@@ -279,7 +277,7 @@ class _Distinct(_Agg):
         super().__init__(agg, off)
         self.inner = inner
         self.slots = 1 + inner.slots
-        self.keep_null = agg.func in ("array_agg", "jsonb_agg")
+        self.keep_null = agg.func in ("array_agg", "jsonb_agg") and not agg.is_ordered_form()
 
     def init(self, G: list) -> None:
         G.append(None)
@@ -315,6 +313,30 @@ class _Distinct(_Agg):
         return self.inner.default()
 
 
+# --- ordered-form aggregates: array_agg, jsonb_agg, jsonb_object_agg, ORDER BY
+
+
+class _Ordered(_Agg):
+    """Slot: ``record -> count`` of ``record(value, sort keys...)`` (NULL records, rows a
+    FILTER rejected, are skipped).  Non-invertible: finishing re-sorts the group's multiset
+    (``compute.functions_document.ordered_aggregate``), work proportional to the group."""
+
+    def init(self, G: list) -> None:
+        G.append(None)
+
+    def update(self, Gs, vs, ds) -> None:
+        accumulate_counts(self.off, Gs, vs, ds, _is_none)
+
+    def finish(self, G):
+        from compute.functions_document import ordered_aggregate
+        m = G[self.off]
+        if not m:
+            return None
+        return ordered_aggregate(self.agg.func, [(r, c) for r, c in m.items() if c > 0], self.agg.order_by)
+
+
+# --- end ordered-form aggregates
+
 _KINDS = {
     "count": _Count, "sum": _Sum, "avg": _Avg, "min": _MinMax, "max": _MinMax,
     "bool_and": _Bool, "bool_or": _Bool, "string_agg": _Multiset, "array_agg": _Multiset,
@@ -324,7 +346,12 @@ _KINDS = {
 
 
 def make_aggregate(agg: AggregateExpr, off: int) -> _Agg:
-    cls = _KINDS.get(agg.func)
+    # --- window functions (compute.window): one basic aggregate per partition
+    if agg.func == "window":
+        from compute.window import WindowAgg
+        return WindowAgg(agg, off)  # type: ignore[arg-type, return-value]
+    # --- end window functions
+    cls = _Ordered if agg.is_ordered_form() else _KINDS.get(agg.func)
     if cls is None:
         raise AssertionError(f"reduce: unknown aggregate {agg.func!r}")
     if agg.distinct:

@@ -12,7 +12,7 @@ recomputing (it always is for the renderer: one operator, one arrangement).
 """
 from __future__ import annotations
 
-from compute.relation import Constant, Get, Let, LocalId, children
+from compute.relation import Constant, Get, Let, LetRec, LocalId, children
 
 from planner.optimize.util import count_nodes, with_children
 
@@ -36,6 +36,8 @@ def _local_ids(e) -> set:
         x = stack.pop()
         if isinstance(x, Let):
             out.add(x.id.n)
+        if isinstance(x, LetRec):
+            out.update(i.n for i in x.ids)
         if isinstance(x, Get) and isinstance(x.id, LocalId):
             out.add(x.id.n)
         stack.extend(children(x))
@@ -62,7 +64,7 @@ def _intern_all(expr):
             return m
         kids = tuple(visit(k) for k in children(e))
         fields = tuple(getattr(e, f) for f in e.__dataclass_fields__
-                       if f not in ("input", "inputs", "value", "body"))
+                       if f not in ("input", "inputs", "value", "values", "body"))
         key = (type(e).__name__, fields, kids)
         n = table.get(key)
         if n is None:

@@ -13,7 +13,7 @@ import dataclasses
 from compute import reference
 from compute.errors import EvalError
 from compute.relation import (
-    Constant, FlatMap, Get, Join, Let, Map, Filter, Reduce, TopK, children,
+    Constant, FlatMap, Get, Join, Let, LetRec, Map, Filter, Reduce, TopK, children,
 )
 from compute.scalar import Call, CallMzNow, Column, If, Literal, contains_mz_now
 
@@ -86,7 +86,7 @@ def _node_scalars(expr):
 
 def _fold_relation(expr):
     kids = children(expr)
-    if not kids or isinstance(expr, (Let, FlatMap)):
+    if not kids or isinstance(expr, (Let, LetRec, FlatMap)):  # LetRec: iteration may not end
         return expr
     if not all(isinstance(k, Constant) and k.error is None for k in kids):
         return expr

@@ -1,7 +1,8 @@
 """push_down_predicates: move Filter predicates as close to the data as they can go.
 
 Owns predicate movement through Filter, Project, Map, Union, Negate, Threshold, Join,
-Reduce (group-key predicates), TopK (group-key predicates), FlatMap and Let bodies; and
+Reduce (group-key predicates), TopK (group-key predicates), FlatMap and Let and LetRec
+bodies (never into a recursive binding's value); and
 the conversion of an SQL equality between columns of two different Join inputs into a
 Join equivalence plus ``IS NOT NULL`` filters on both sides (equivalences use datum
 equality, where NULL = NULL; SQL ``=`` never matches NULL).  Invariant: the result
@@ -16,7 +17,7 @@ non-trivial Map expressions into predicates (that would compute them twice).
 from __future__ import annotations
 
 from compute.relation import (
-    ArrangeBy, FlatMap, Join, Let, Map, Filter, Negate, Project, Reduce, Threshold,
+    ArrangeBy, FlatMap, Join, Let, LetRec, Map, Filter, Negate, Project, Reduce, Threshold,
     TopK, Union, children,
 )
 from compute.scalar import Call, Column, Literal, columns_referenced, permute, substitute
@@ -91,6 +92,8 @@ def _sink(inp, preds):
         return _wrap(type(inp)(_sink(inp.input, moved)), stay)
     if isinstance(inp, Let):
         return Let(inp.id, _visit(inp.value), _sink(inp.body, preds))
+    if isinstance(inp, LetRec):  # into the body only: a binding's value feeds the iteration
+        return LetRec(inp.ids, tuple(_visit(v) for v in inp.values), inp.limits, _sink(inp.body, preds))
     if isinstance(inp, Reduce):
         k = len(inp.group_key)
         moved, stay = _split(preds, lambda cols: max(cols) < k)

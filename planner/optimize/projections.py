@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from compute.relation import (
-    ArrangeBy, Constant, FlatMap, Get, Join, Let, Map, Filter, Negate, Project, Reduce,
+    ArrangeBy, Constant, FlatMap, Get, Join, Let, LetRec, Map, Filter, Negate, Project, Reduce,
     Threshold, TopK, Union,
 )
 from compute.scalar import columns_referenced, permute
@@ -151,6 +151,9 @@ def _prune_node(e, demand: tuple):
         return Constant(tuple(rows.items()), len(demand))
     if isinstance(e, Let):
         return Let(e.id, push_down_projections(e.value), _prune(e.body, demand))
+    if isinstance(e, LetRec):  # recursive values keep their columns (their Gets read them all)
+        return LetRec(e.ids, tuple(push_down_projections(v) for v in e.values), e.limits,
+                      _prune(e.body, demand))
     if isinstance(e, (TopK, Threshold, ArrangeBy)):
         full = tuple(range(e.input.arity()))
         return _project(dataclasses.replace(e, input=_prune(e.input, full)), demand)

@@ -35,9 +35,10 @@ def random_data(rng: random.Random, tables=TABLES) -> dict:
 
 
 class PlanGen:
-    def __init__(self, rng: random.Random, tables=TABLES, add_func: str = "add"):
+    def __init__(self, rng: random.Random, tables=TABLES, add_func: str = "add", windows: bool = False):
         self.rng = rng
         self.tables = tables
+        self.windows = windows  #: opt-in window stages (tests/test_windows.py); off keeps old seeds' plans
         self.next_local = 1
         #: "add" for the reference fallback, "add_int4" for ``compute.functions``
         self.add_func = add_func
@@ -102,6 +103,8 @@ class PlanGen:
                 eqs = ((Column(r.randrange(n)), Column(n + r.randrange(y.arity()))),)
             j = Join((x, y), eqs)
             return Filter(j, (self.predicate(m),)) if r.random() < 0.5 else j
+        if kind == "reduce" and self.windows and n and r.random() < 0.6:  # window functions
+            return self.window(x, n)
         if kind in ("reduce", "distinct"):
             key = tuple(Column(c) for c in sorted(set(r.randrange(n) for _ in range(r.randint(0, 2))))) if n else ()
             aggs = ()
@@ -145,5 +148,23 @@ class PlanGen:
         return x
 
 
-def random_plan(seed: int, depth: int = 3, add_func: str = "add"):
-    return PlanGen(random.Random(seed), add_func=add_func).plan(depth)
+    # ---- window functions: a window stage as planner.windows builds it
+    def window(self, x, n: int):
+        from compute.window import WindowFrame, WindowFunc
+        from planner.windows import window_stage
+        r = self.rng
+        x = Threshold(x)  # a Reduce input is never negative
+        pkey = tuple(sorted(set(r.randrange(n) for _ in range(r.randint(0, 2)))))
+        order = tuple(ColumnOrder(r.randrange(n), r.random() < 0.5, r.random() < 0.5) for _ in range(r.randint(0, 2)))
+        frame = r.choice([WindowFrame(), WindowFrame("rows", "preceding", 1, "following", 1),
+                          WindowFrame("groups", "current", 0, "following", 1)])
+        funcs = [WindowFunc(r.choice(["row_number", "rank", "dense_rank"]), (), order, frame, "int8"),
+                 WindowFunc(r.choice(["first_value", "last_value"]), (r.randrange(n),), order, frame, "int4"),
+                 WindowFunc("aggregate", (r.randrange(n),), order, frame, "int8",
+                            AggregateExpr(r.choice(["count", "min", "max"]), Column(0), False, "int4", "int8"))]
+        return window_stage(x, n, pkey, r.sample(funcs, r.randint(1, 3)))
+    # ---- end window functions
+
+
+def random_plan(seed: int, depth: int = 3, add_func: str = "add", windows: bool = False):
+    return PlanGen(random.Random(seed), add_func=add_func, windows=windows).plan(depth)

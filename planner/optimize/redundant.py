@@ -19,7 +19,7 @@ from planner.optimize.util import transform_up
 
 
 def _is_distinct_on_all_columns(e) -> bool:
-    return (isinstance(e, Reduce) and not e.aggregates and
+    return (isinstance(e, Reduce) and not e.aggregates and not e.global_default and
             e.group_key == tuple(Column(i) for i in range(e.input.arity())))
 
 

@@ -11,7 +11,7 @@ import dataclasses
 from typing import Callable
 
 from compute.relation import (
-    Constant, Filter, Get, Join, Let, LocalId, Map, Negate, Project, Reduce, Threshold, Union,
+    Constant, Filter, Get, Join, Let, LetRec, LocalId, Map, Negate, Project, Reduce, Threshold, Union,
     children,
 )
 from compute.scalar import Call, CallMzNow, Column, If, Literal
@@ -26,6 +26,8 @@ def kids(expr) -> tuple:
         return ()
     if t is Let:
         return (expr.value, expr.body)
+    if t is LetRec:
+        return tuple(expr.values) + (expr.body,)
     return (expr.input,)
 
 
@@ -50,6 +52,8 @@ def with_children(expr, new_children):
         return expr
     if t is Let:
         return Let(expr.id, new_children[0], new_children[1])
+    if t is LetRec:
+        return LetRec(expr.ids, tuple(new_children[:-1]), expr.limits, new_children[-1])
     return dataclasses.replace(expr, input=new_children[0])
 
 
@@ -77,10 +81,15 @@ def is_constant_scalar(e) -> bool:
     if isinstance(e, (Column, CallMzNow)):
         return False
     if isinstance(e, Call):
+        if e.func in _VOLATILE:  # gen_random_uuid() differs per call
+            return False
         return all(is_constant_scalar(a) for a in e.args)
     if isinstance(e, If):
         return all(is_constant_scalar(x) for x in (e.cond, e.then, e.els))
     return False
+
+
+from compute.functions_document import VOLATILE as _VOLATILE  # noqa: E402
 
 
 def empty_constant(arity: int) -> Constant:

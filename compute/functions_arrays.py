@@ -1,0 +1,307 @@
+"""The array functions and the ordered-form aggregates (part of
+``compute.functions_document``, split out to keep modules short): the array casts synthesized
+per element type (a resolver in ``compute.functions.RESOLVERS``: ``cast_text_to_int4[]``,
+``cast_int4[]_to_text``, ``cast_int4[]_to_int8[]``), constructor, subscripts and slices,
+``array_length``/``array_position``/``array_to_string``/``||``/``@>``/..., ANY/ALL
+comparisons, ``regexp_match``/``regexp_split_to_array``/``string_to_array``, and the
+finishers of ``array_agg``/``jsonb_agg``/``jsonb_object_agg`` and of aggregates with
+``ORDER BY`` (``collect_finish``, ``ordered_aggregate``), shared by the Reduce operator and
+the reference evaluator.
+Invariant: raises only ``EvalError``; element comparisons use the values' own total order.
+Deliberately not here: the value class (``compute.arrays``) and SQL signatures.
+"""
+from __future__ import annotations
+
+from compute import functions_text as _text
+from compute.arrays import Array, array_out, parse_array
+from compute.errors import EvalError
+from compute.functions import FUNCTIONS, RESOLVERS, FuncImpl, _reg
+from compute.functions_jsonb import to_jsonb_value
+from compute.jsonb import Jsonb, sort_pairs
+
+# ------------------------------------------------------------------ arrays
+
+
+def _elem_out(x) -> str:
+    if x is True or x is False:
+        return "t" if x else "f"
+    return _text.to_text(x)
+
+
+def array_text(a) -> str:
+    return array_out(a, _text.to_text)
+
+
+def _array_resolver(fid: str):
+    """Synthesize the array casts ``cast_text_to_E[]``, ``cast_E[]_to_text`` and
+    ``cast_A[]_to_B[]`` from the element casts."""
+    if not isinstance(fid, str) or not fid.startswith("cast_") or "[]" not in fid:
+        return None
+    frm, _, to = fid[5:].partition("_to_")
+    if frm == "text" and to.endswith("[]"):
+        el = FUNCTIONS.get(f"cast_text_to_{to[:-2]}") if to[:-2] != "text" else None
+        parse = el.fn if el is not None else (lambda s: s)
+        return FuncImpl(lambda s: parse_array(s, parse))
+    if frm.endswith("[]") and to == "text":
+        return FuncImpl(array_text)
+    if frm.endswith("[]") and to.endswith("[]"):
+        el = FUNCTIONS.get(f"cast_{frm[:-2]}_to_{to[:-2]}")
+        if el is None:
+            return None
+        f = el.fn
+        return FuncImpl(lambda a: Array([None if x is None else f(x) for x in a]))
+    return None
+
+
+RESOLVERS.append(_array_resolver)
+
+
+def array_index(a, i):
+    return a[i - 1] if 1 <= i <= len(a) else None
+
+
+def array_slice(a, lo, hi):
+    n = len(a)
+    lo = 1 if lo is None else max(lo, 1)
+    hi = n if hi is None else min(hi, n)
+    if a is None:
+        return None
+    return Array(a[lo - 1:hi]) if lo <= hi else Array(())
+
+
+def array_position(a, x, start=None):
+    if a is None:
+        return None
+    s = 1 if start is None else start
+    for i in range(max(s, 1) - 1, len(a)):
+        e = a[i]
+        if (e is None and x is None) or (e is not None and x is not None and e == x):
+            return i + 1
+    return None
+
+
+def array_to_string(a, delim, null_str=None):
+    if a is None or delim is None:
+        return None
+    parts = []
+    for x in a:
+        if x is None:
+            if null_str is not None:
+                parts.append(null_str)
+        else:
+            parts.append(_elem_out(x))
+    return delim.join(parts)
+
+
+def array_cat(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return Array(tuple(a) + tuple(b))
+
+
+def array_append(a, x):
+    return Array((tuple(a) if a is not None else ()) + (x,))
+
+
+def array_prepend(x, a):
+    return Array((x,) + (tuple(a) if a is not None else ()))
+
+
+def array_contains(a, b) -> bool:
+    have = [x for x in a if x is not None]
+    return all(y is not None and any(y == x for x in have) for y in b)
+
+
+def array_overlap(a, b) -> bool:
+    have = [x for x in a if x is not None]
+    return any(y is not None and any(y == x for x in have) for y in b)
+
+
+def _same(x, y) -> bool:
+    return (x is None and y is None) or (x is not None and y is not None and x == y)
+
+
+def array_remove(a, x):
+    if a is None:
+        return None
+    return Array([e for e in a if not _same(e, x)])
+
+
+def array_replace(a, x, y):
+    if a is None:
+        return None
+    return Array([y if _same(e, x) else e for e in a])
+
+
+def _compare_any(x, arr, fid: str, want_all: bool):
+    """``x op ANY(arr)`` / ``x op ALL(arr)`` with three-valued logic."""
+    if arr is None:
+        return None
+    impl = FUNCTIONS[fid]
+    fn = impl.fn
+    saw_null = False
+    for e in arr:
+        if impl.strict and (x is None or e is None):
+            r = None
+        else:
+            r = fn(x, e)
+        if r is None:
+            saw_null = True
+        elif bool(r) != want_all:
+            return not want_all
+    return None if saw_null else want_all
+
+
+def _case_flag(flags: str, what: str) -> bool:
+    """Case-insensitivity from PostgreSQL regex flags (``i``/``c``, the last one wins)."""
+    ci = False
+    for f in flags:
+        if f == "i":
+            ci = True
+        elif f == "c":
+            ci = False
+        elif f == "g" and what:
+            raise EvalError("22023", f'{what}() does not support the "global" option')
+        else:
+            raise EvalError("22023", f'invalid regular expression option: "{f}"')
+    return ci
+
+
+def regexp_match(s, pattern, flags=""):
+    rx = _text._regex(pattern, _case_flag(flags, "regexp_match"))
+    m = rx.search(s)
+    if m is None:
+        return None
+    if rx.groups == 0:
+        return Array((m.group(0),))
+    return Array(m.groups())
+
+
+def regexp_split_to_array(s, pattern, flags=""):
+    """PostgreSQL's split: a match counts unless it is empty at the end of the string or
+    ends no later than the previous match (so no empty match at the start)."""
+    rx = _text._regex(pattern, _case_flag(flags, "regexp_split_to_array"))
+    n = len(s)
+    out, piece_start, prev_end, pos = [], 0, 0, 0
+    while pos <= n:
+        m = rx.search(s, pos)
+        if m is None:
+            break
+        so, eo = m.span()
+        if so < n and eo > prev_end:
+            out.append(s[piece_start:so])
+            piece_start = eo
+        prev_end = eo
+        pos = eo + 1 if so == eo else eo
+    out.append(s[piece_start:])
+    return Array(out)
+
+
+def string_to_array(s, delim, null_str=None):
+    if s is None:
+        return None
+    if s == "":
+        return Array(())
+    if delim is None:
+        parts = list(s)
+    elif delim == "":
+        parts = [s]
+    else:
+        parts = s.split(delim)
+    return Array([None if (null_str is not None and p == null_str) else p for p in parts])
+
+
+_reg("array_create", lambda *xs: Array(xs), strict=False)
+_reg("array_index", array_index)
+_reg("array_slice", array_slice, strict=False)
+_reg("array_length", lambda a, d: len(a) if d == 1 and a else None)
+_reg("array_lower", lambda a, d: 1 if d == 1 and a else None)
+_reg("array_upper", lambda a, d: len(a) if d == 1 and a else None)
+_reg("array_cardinality", len)
+_reg("array_position", array_position, strict=False)
+_reg("array_to_string", array_to_string, strict=False)
+_reg("array_cat", array_cat, strict=False)
+_reg("array_append", array_append, strict=False)
+_reg("array_prepend", array_prepend, strict=False)
+_reg("array_contains", array_contains)
+_reg("array_contained", lambda a, b: array_contains(b, a))
+_reg("array_overlap", array_overlap)
+_reg("array_remove", array_remove, strict=False)
+_reg("array_replace", array_replace, strict=False)
+_reg("array_any", lambda x, a, fid: _compare_any(x, a, fid, False), strict=False)
+_reg("array_all", lambda x, a, fid: _compare_any(x, a, fid, True), strict=False)
+_reg("regexp_match", regexp_match)
+_reg("regexp_split_to_array", regexp_split_to_array)
+_reg("string_to_array", string_to_array, strict=False)
+
+
+_text.TEXT_OUT[Array] = array_text
+
+
+# ------------------------------------------------------------------ aggregates
+
+
+def collect_finish(func: str, values: list):
+    """The value of ``array_agg``/``jsonb_agg``/``jsonb_object_agg`` over ``values`` (in
+    aggregation order; NULLs kept); None for no values."""
+    if not values:
+        return None
+    if func == "array_agg":
+        return Array(values)
+    if func == "jsonb_agg":
+        return Jsonb(tuple(to_jsonb_value(v) for v in values))
+    if func == "jsonb_object_agg":
+        pairs = []
+        for kv in values:
+            if kv is None:
+                continue
+            k, v = kv
+            if k is None:
+                raise EvalError("22023", "field name must not be null")
+            pairs.append((k, to_jsonb_value(v)))
+        return Jsonb(sort_pairs(pairs))
+    raise EvalError("XX000", f"unknown collecting aggregate {func}")
+
+
+
+# ------------------------------------------------------------------ ORDER BY inside aggregates
+
+
+def _safe(v):
+    """A sort key for any value (records with NULL fields included): NULL last."""
+    if v is None:
+        return (1,)
+    if type(v) is tuple:
+        return (0, tuple(_safe(x) for x in v))
+    return (0, v)
+
+
+def ordered_aggregate(func: str, records, order_by: tuple):
+    """The value of an ordered-form aggregate (``compute.relation.AggregateExpr.order_by``)
+    over ``records``: ``(record(value, key1..keyN), count)`` pairs with positive counts.
+    Rows sort by the keys (each ``(desc, nulls_last)``), ties by the value, so the result
+    is deterministic (PostgreSQL leaves ties in input order)."""
+    items = [r for r, c in records for _ in range(c)]
+    if not items:
+        return None
+    items.sort(key=lambda r: _safe(r[0]))
+    for i in reversed(range(len(order_by))):
+        desc, nulls_last = order_by[i]
+        j = i + 1
+        if nulls_last != desc:
+            items.sort(key=lambda r: (r[j] is None, r[j]), reverse=desc)
+        else:
+            items.sort(key=lambda r: (r[j] is not None, r[j]), reverse=desc)
+    values = [r[0] for r in items]
+    if func == "string_agg":
+        parts: list = []
+        for v in values:
+            if v is None or v[0] is None:
+                continue
+            if parts:
+                parts.append(v[1] or "")
+            parts.append(v[0])
+        return "".join(parts) if parts else None
+    return collect_finish(func, values)

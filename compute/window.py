@@ -1,0 +1,434 @@
+"""Window functions: the vocabulary of a window aggregate and its per-partition evaluation.
+
+A SQL window function is planned (as Materialize does) as a ``Reduce`` grouped by the
+PARTITION BY key whose single aggregate is a ``WindowAggregateExpr`` (``func ==
+"window"``): its ``expr`` is a record of the whole input row, and for a partition it
+produces one list datum, a tuple of ``row + (value of each window function,)`` tuples.
+A ``FlatMap`` with the table function ``unnest_window`` turns that list back into rows.
+
+Owns ``WindowFrame``, ``WindowFunc``, ``WindowAggregateExpr`` (vocabulary the planner
+builds), ``evaluate_partition`` (the whole partition's values, compiled once per
+aggregate into a ``PartitionEvaluator``) and ``WindowAgg``, the aggregate kind
+``compute.operators.reduce.ReduceOp`` uses for ``func == "window"``.
+
+Invariants: record positions (``WindowFunc.args``, ``ColumnOrder.column``) index the
+record, never the Reduce input, so optimizer permutations of the input keep them valid.
+Rows of a partition are ordered by the function's ORDER BY with PostgreSQL's NULL
+placement and ties broken by the whole row (``compute.operators.topk.sort_key_function``,
+the order of ``compute.reference.cmp_by_order``), so the output is a function of the
+partition's multiset.  The aggregate is *basic* (not invertible): a changed partition is
+recomputed from its multiset, and nothing else is touched.  Frame bounds are positions in
+the sorted partition (ROWS: offsets; GROUPS and RANGE without offsets: peer groups; RANGE
+with offsets: binary search on the ORDER BY value); they never move backwards, so frame
+aggregates use two monotone pointers, adding and retracting rows of an incremental
+accumulator where retraction is exact (counts, min/max, booleans, integer sums) and
+recomputing the frame otherwise (floats, numerics, variances).  array_agg, string_agg,
+jsonb_agg and jsonb_object_agg over a frame take its values in frame order.
+Deliberately not here: binding (``planner.windows``), frame exclusion (refused at plan
+time), and a from-scratch evaluation
+(``compute.window_reference``, used by ``compute.reference``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from compute.errors import EvalError
+from compute.relation import AggregateExpr, ColumnOrder
+
+__all__ = ["WindowFrame", "WindowFunc", "WindowAggregateExpr", "WindowAgg", "PartitionEvaluator",
+           "unnest_window", "RANKING", "VALUE_FUNCS"]
+
+#: functions that ignore the frame
+RANKING = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead")
+#: functions that read the frame's rows
+VALUE_FUNCS = ("first_value", "last_value", "nth_value")
+#: aggregates whose accumulator retracts exactly (others recompute a frame whose start moves)
+_EXACT_RETRACT = ("count", "min", "max", "bool_and", "bool_or")
+_INT_TYPES = ("int2", "int4", "int8")
+#: aggregates whose value is the frame's values in frame order
+_SEQUENCE = ("array_agg", "string_agg", "jsonb_agg", "jsonb_object_agg")
+
+
+@dataclass(frozen=True)
+class WindowFrame:
+    """``mode``: ``rows``, ``range`` or ``groups``.  ``start``/``end``: ``unbounded``
+    (preceding for start, following for end), ``preceding``, ``current``, ``following``;
+    offsets are non-negative for ``preceding``/``following``: row or peer-group counts
+    (ints), or for ``range`` a distance in the single ORDER BY column's value (int,
+    Decimal or float, PostgreSQL's in_range).  The default frame
+    is ``range unbounded .. current`` (with no ORDER BY every row is a peer)."""
+    mode: str = "range"
+    start: str = "unbounded"
+    start_offset: Any = 0
+    end: str = "current"
+    end_offset: Any = 0
+
+    def describe(self) -> str:
+        def bound(kind, off, unb):
+            if kind == "unbounded":
+                return f"unbounded {unb}"
+            if kind == "current":
+                return "current row"
+            return f"{off} {kind}"
+        return (f"{self.mode} between {bound(self.start, self.start_offset, 'preceding')} and "
+                f"{bound(self.end, self.end_offset, 'following')}")
+
+
+DEFAULT_FRAME = WindowFrame()
+
+
+@dataclass(frozen=True)
+class WindowFunc:
+    """One window function over the record: ``name`` is a ranking/value function or, when
+    ``agg`` is set, ``"aggregate"``; ``args`` are record positions (an aggregate has one:
+    its input value, FILTER already applied as NULL); ``order`` is over record positions."""
+    name: str
+    args: tuple[int, ...]
+    order: tuple[ColumnOrder, ...]
+    frame: WindowFrame
+    output_type: str
+    agg: Optional[AggregateExpr] = None
+
+    def describe(self) -> str:
+        fn = self.agg.func if self.agg is not None else self.name
+        parts = [f"{fn}({', '.join(f'#{a}' for a in self.args)})"]
+        if self.order:
+            parts.append("order_by=[" + ", ".join(
+                f"#{o.column}{' desc' if o.desc else ' asc'}{' nulls_last' if o.nulls_last else ' nulls_first'}"
+                for o in self.order) + "]")
+        if self.frame != DEFAULT_FRAME and (self.agg is not None or self.name in VALUE_FUNCS):
+            parts.append(self.frame.describe())
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class WindowAggregateExpr(AggregateExpr):
+    """``AggregateExpr(func="window", expr=record(row), ...)`` computing ``funcs``; its
+    output (type ``list``) is the partition's rows each followed by the functions' values."""
+    funcs: tuple[WindowFunc, ...] = ()
+
+    def describe(self, record_text: str) -> str:
+        return "window[" + "; ".join(f.describe() for f in self.funcs) + f"]({record_text})"
+
+
+def unnest_window(lst):
+    """The ``unnest_window`` table function: a window aggregate's list back to rows."""
+    return lst if lst is not None else ()
+
+
+# ------------------------------------------------------------------ per-partition evaluation
+
+
+class PartitionEvaluator:
+    """``rows -> tuple of row + values``, for the functions of one window aggregate."""
+
+    def __init__(self, funcs):
+        from compute.operators.topk import sort_key_function
+        self.funcs = tuple(funcs)
+        self.keys = {}
+        for f in self.funcs:
+            if f.order not in self.keys:
+                self.keys[f.order] = (sort_key_function(f.order), 3 * len(f.order))
+        self.base_key = sort_key_function(())
+        self.aggs = [_make_accumulator(f.agg) if f.agg is not None else None for f in self.funcs]
+
+    def __call__(self, rows: list) -> tuple:
+        rows.sort(key=self.base_key)
+        n = len(rows)
+        cols = []
+        layouts: dict = {}
+        for f, acc in zip(self.funcs, self.aggs):
+            lay = layouts.get(f.order)
+            if lay is None:
+                lay = layouts[f.order] = _layout(rows, *self.keys[f.order])
+            cols.append(_evaluate(f, acc, rows, lay, n))
+        return tuple(r + tuple(c[i] for c in cols) for i, r in enumerate(rows))
+
+
+def _layout(rows, key, width):
+    """``(perm, peer_start, peer_end, group_no, group_starts)`` over sorted positions:
+    ``perm[i]`` is the row index at sorted position ``i``."""
+    keys = [key(r) for r in rows]
+    keyed = sorted(range(len(rows)), key=keys.__getitem__)
+    n = len(keyed)
+    pstart = [0] * n
+    pend = [0] * n
+    gno = [0] * n
+    gstarts = []
+    prev = object()
+    for i, r in enumerate(keyed):
+        k = keys[r][:width]
+        if i == 0 or k != prev:
+            gstarts.append(i)
+            prev = k
+        pstart[i] = gstarts[-1]
+        gno[i] = len(gstarts) - 1
+    gstarts.append(n)
+    for i in range(n):
+        pend[i] = gstarts[gno[i] + 1]
+    return keyed, pstart, pend, gno, gstarts
+
+
+def _frame_bounds(fr: WindowFrame, n, pstart, pend, gno, gstarts, keyvals=None):
+    """Per sorted position ``i``, the frame as positions ``[s, e)`` (both monotone in ``i``).
+    ``keyvals``: for RANGE offsets, the ORDER BY value at each sorted position, negated
+    under DESC (so ascending outside the NULL/NaN peer groups)."""
+    ng = len(gstarts) - 1
+    if keyvals is not None:
+        return _range_offset_bounds(fr, n, pstart, pend, keyvals)
+
+    def start(i):
+        k = fr.start
+        if k == "unbounded":
+            return 0
+        if fr.mode == "rows":
+            if k == "current":
+                return i
+            return max(0, i - fr.start_offset) if k == "preceding" else min(n, i + fr.start_offset)
+        if k == "current":
+            return pstart[i]
+        g = gno[i] - fr.start_offset if k == "preceding" else gno[i] + fr.start_offset
+        return gstarts[min(max(g, 0), ng)]
+
+    def end(i):
+        k = fr.end
+        if k == "unbounded":
+            return n
+        if fr.mode == "rows":
+            if k == "current":
+                return i + 1
+            return max(0, i - fr.end_offset + 1) if k == "preceding" else min(n, i + fr.end_offset + 1)
+        if k == "current":
+            return pend[i]
+        g = gno[i] - fr.end_offset if k == "preceding" else gno[i] + fr.end_offset
+        return 0 if g < 0 else gstarts[min(g + 1, ng)]
+
+    return [start(i) for i in range(n)], [end(i) for i in range(n)]
+
+
+def _range_offset_bounds(fr: WindowFrame, n, pstart, pend, keyvals):
+    """RANGE ``v PRECEDING``/``FOLLOWING``: rows whose ORDER BY value is within the offset
+    (PostgreSQL's in_range).  A NULL or NaN current row's offset bounds are its peer group;
+    NULL and NaN rows are never within an offset of a number."""
+    import bisect
+    import decimal
+    nums = [i for i, v in enumerate(keyvals) if v is not None and v == v]
+    lo = nums[0] if nums else 0
+    W = [keyvals[i] for i in nums]
+    starts, ends = [], []
+    with decimal.localcontext() as dctx:
+        dctx.prec = 1000
+        for i in range(n):
+            v = keyvals[i]
+            number = v is not None and v == v
+            k = fr.start
+            if k == "unbounded":
+                s = 0
+            elif k == "current" or not number:
+                s = pstart[i]
+            else:
+                s = lo + bisect.bisect_left(W, v - fr.start_offset if k == "preceding" else v + fr.start_offset)
+            k = fr.end
+            if k == "unbounded":
+                e = n
+            elif k == "current" or not number:
+                e = pend[i]
+            else:
+                e = lo + bisect.bisect_right(W, v - fr.end_offset if k == "preceding" else v + fr.end_offset)
+            starts.append(s)
+            ends.append(e)
+    return starts, ends
+
+
+def _evaluate(f: WindowFunc, acc, rows, lay, n):
+    """The column of ``f``'s values, indexed like ``rows``."""
+    perm, pstart, pend, gno, gstarts = lay
+    out = [None] * n
+    name = f.name
+    if name == "row_number":
+        for i, r in enumerate(perm):
+            out[r] = i + 1
+    elif name == "rank":
+        for i, r in enumerate(perm):
+            out[r] = pstart[i] + 1
+    elif name == "dense_rank":
+        for i, r in enumerate(perm):
+            out[r] = gno[i] + 1
+    elif name == "percent_rank":
+        for i, r in enumerate(perm):
+            out[r] = pstart[i] / (n - 1) if n > 1 else 0.0
+    elif name == "cume_dist":
+        for i, r in enumerate(perm):
+            out[r] = pend[i] / n
+    elif name == "ntile":
+        buckets = rows[perm[0]][f.args[0]]  # PostgreSQL reads the argument once per partition
+        if buckets is not None:
+            if buckets <= 0:
+                raise EvalError("22014", "argument of ntile must be greater than zero")
+            small, rem = divmod(n, buckets)
+            edge = rem * (small + 1)
+            for i, r in enumerate(perm):
+                out[r] = i // (small + 1) + 1 if i < edge else rem + (i - edge) // small + 1
+    elif name in ("lag", "lead"):
+        a = f.args
+        for i, r in enumerate(perm):
+            row = rows[r]
+            off = row[a[1]] if len(a) > 1 else 1
+            if off is None:
+                continue
+            j = i - off if name == "lag" else i + off
+            if 0 <= j < n:
+                out[r] = rows[perm[j]][a[0]]
+            elif len(a) > 2:
+                out[r] = row[a[2]]
+    else:
+        keyvals = None
+        fr = f.frame
+        if fr.mode == "range" and {fr.start, fr.end} & {"preceding", "following"}:
+            o = f.order[0]
+            keyvals = [rows[r][o.column] for r in perm]
+            if o.desc:
+                keyvals = [None if v is None else -v for v in keyvals]
+        starts, ends = _frame_bounds(fr, n, pstart, pend, gno, gstarts, keyvals)
+        if acc is not None:
+            acc.run(f, rows, perm, starts, ends, out)
+        else:
+            a0 = f.args[0]
+            for i, r in enumerate(perm):
+                s, e = starts[i], ends[i]
+                if name == "nth_value":
+                    k = rows[r][f.args[1]]
+                    if k is None:
+                        continue
+                    if k <= 0:
+                        raise EvalError("22016", "argument of nth_value must be greater than zero")
+                    j = s + k - 1
+                    if j < e:
+                        out[r] = rows[perm[j]][a0]
+                elif s < e:
+                    out[r] = rows[perm[s if name == "first_value" else e - 1]][a0]
+    return out
+
+
+# ------------------------------------------------------------------ aggregates over frames
+
+
+class _Accumulator:
+    """An aggregate over frames, reusing the Reduce aggregate kinds (``update``/``finish``
+    on a state list) with two monotone pointers."""
+
+    def __init__(self, agg: AggregateExpr):
+        from compute.operators.reduce import make_aggregate
+        self.kind = make_aggregate(agg, 1)
+        self.exact = agg.func in _EXACT_RETRACT or (agg.func in ("sum", "avg") and agg.input_type in _INT_TYPES)
+
+    def fresh(self):
+        G = [0]
+        self.kind.init(G)
+        return G
+
+    def run(self, f, rows, perm, starts, ends, out):
+        kind = self.kind
+        a0 = f.args[0]
+        vals = [rows[r][a0] for r in perm]
+        empty = kind.finish(self.fresh())
+        G = self.fresh()
+        lo = hi = 0
+        last = None
+        for i, r in enumerate(perm):
+            s, e = starts[i], ends[i]
+            if s >= e:
+                out[r] = empty
+                continue
+            if (s, e) == last:
+                out[r] = out[perm[i - 1]]
+                continue
+            last = (s, e)
+            if s > lo and not self.exact:
+                G = self.fresh()
+                lo = hi = s
+            if hi < e:
+                kind.update([G] * (e - hi), vals[hi:e], [1] * (e - hi))
+                hi = e
+            if lo < s:
+                kind.update([G] * (s - lo), vals[lo:s], [-1] * (s - lo))
+                lo = s
+            out[r] = kind.finish(G)
+
+
+class _Sequence:
+    """array_agg/string_agg/jsonb_agg/jsonb_object_agg over a frame: the frame's values in
+    frame order (PostgreSQL's: the window ORDER BY)."""
+
+    def __init__(self, agg: AggregateExpr):
+        self.func = agg.func
+
+    def run(self, f, rows, perm, starts, ends, out):
+        a0 = f.args[0]
+        vals = [rows[r][a0] for r in perm]
+        for i, r in enumerate(perm):
+            frame = vals[starts[i]:ends[i]]
+            if self.func == "string_agg":
+                parts = []
+                for v in frame:
+                    if v is None or v[0] is None:
+                        continue
+                    if parts:
+                        parts.append(v[1] or "")
+                    parts.append(v[0])
+                out[r] = "".join(parts) if parts else None
+            elif self.func == "jsonb_object_agg":
+                out[r] = _collect(self.func, frame)
+            else:  # array_agg/jsonb_agg values come as record(value), NULL when FILTER drops them
+                out[r] = _collect(self.func, [v[0] for v in frame if v is not None])
+
+
+def _collect(func: str, values: list):
+    """array_agg/jsonb_agg/jsonb_object_agg of ``values`` in order (compute's value types)."""
+    if not values:
+        return None
+    from compute.functions_document import collect_finish
+    return collect_finish(func, values)
+
+
+def _make_accumulator(agg: AggregateExpr):
+    if agg.func in _SEQUENCE:
+        return _Sequence(agg)
+    return _Accumulator(agg)
+
+
+# ------------------------------------------------------------------ the Reduce aggregate kind
+
+
+class WindowAgg:
+    """``ReduceOp``'s aggregate kind for ``func == "window"``.  Slot: the partition's
+    ``record -> count`` multiset; ``finish`` evaluates the whole partition."""
+
+    slots = 1
+
+    def __init__(self, agg: WindowAggregateExpr, off: int):
+        self.agg = agg
+        self.off = off
+        self.out_type = agg.output_type
+        self.evaluate = PartitionEvaluator(agg.funcs)
+
+    def init(self, G: list) -> None:
+        G.append(None)
+
+    def update(self, Gs, vs, ds) -> None:
+        from compute.operators import accumulate_counts
+        accumulate_counts(self.off, Gs, vs, ds)
+
+    def finish(self, G):
+        m = G[self.off]
+        rows = []
+        for v, c in (m or {}).items():
+            if c > 0:
+                rows.extend([v] * c)
+        if not rows:
+            return None
+        return self.evaluate(rows)
+
+    def default(self):
+        return None
