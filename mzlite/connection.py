@@ -82,7 +82,9 @@ class Connection:
         from mzlite.subscribe import open_subscription, subscribe_sql
         self._check_open()
         sql = subscribe_sql(query_or_name, snapshot=snapshot, progress=progress, as_of=as_of, up_to=up_to)
-        return open_subscription(self.database, self.session, sql, max_buffered=max_buffered)
+        sub = open_subscription(self.database, self.session, sql, max_buffered=max_buffered)
+        sub.python_values = True  # rows as cursor.fetch* returns them (timedelta, dict/list, list)
+        return sub
 
     @property
     def in_transaction(self) -> bool:

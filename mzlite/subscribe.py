@@ -92,6 +92,11 @@ class Subscription:
         self.progress = plan.progress
         #: ``(name, display type)`` of the data columns
         self.columns = columns
+        #: rows handed out hold the Python API's values (interval -> timedelta, jsonb ->
+        #: dict/list/..., arrays -> list), as ``cursor`` returns them; ``Connection.subscribe``
+        #: sets it, the SQL paths (``SUBSCRIBE``/``FETCH`` through a cursor) keep engine values
+        self.python_values = False
+        self._has_engine_values = any(t in ("interval", "jsonb") or t.endswith("[]") for _, t in columns)
         #: dependency id -> (kind word, name), for the error when one is dropped
         self._depends_on = depends_on
         self.max_buffered = DEFAULT_MAX_BUFFERED if max_buffered is None else max_buffered
@@ -164,7 +169,9 @@ class Subscription:
             n = len(self._buf) if max_rows is None else min(max_rows, len(self._buf))
             out = [self._buf.popleft() for _ in range(n)]
             self._n_updates -= sum(1 for x in out if not isinstance(x, Progress))
-            return out
+        if self.python_values and self._has_engine_values:
+            out = [x if isinstance(x, Progress) else x._replace(row=_python_row(x.row)) for x in out]
+        return out
 
     def __iter__(self):
         while True:
@@ -362,6 +369,19 @@ class Subscription:
         finally:
             if holds is not None:  # the old controller is gone with its holds: release storage's only
                 self._db.storage_holds.release(holds[0])
+
+
+def _python_row(row: tuple) -> tuple:
+    """``row`` with engine-only values (Interval, Jsonb, Array) as the Python API returns them."""
+    from mzlite.types import python_value
+    out = []
+    for v in row:
+        if v is not None and type(v).__name__ == "Interval":
+            v = v.to_timedelta()
+        elif v is not None:
+            v = python_value(v)
+        out.append(v)
+    return tuple(out)
 
 
 def consolidate(updates) -> list[Update]:

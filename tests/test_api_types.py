@@ -252,3 +252,17 @@ def test_extra_parameters_are_an_error(con):
     with pytest.raises(mzlite.ProgrammingError):
         con.executemany("INSERT INTO v (i4) VALUES (?)", [(1,), (2, 3)])
     assert con.execute("SELECT $2, $1", (1, 2)).fetchone() == (2, 1)
+
+
+def test_subscribe_rows_hold_the_same_python_values_as_cursor_rows(con):
+    """``Connection.subscribe`` hands out interval as timedelta, jsonb as dict/list and arrays
+    as lists, as ``cursor.fetch*`` does.  Sabotage checked: not setting ``python_values`` in
+    ``Connection.subscribe`` left the engine's Interval/Jsonb/Array objects in the rows (red)."""
+    con.execute("CREATE TABLE docs (i interval, j jsonb, a int[])")
+    con.execute("INSERT INTO docs VALUES (interval '1 day 2 hours', '{\"k\": [1, 2]}', ARRAY[1, NULL])")
+    want = con.execute("SELECT * FROM docs").fetchone()
+    assert want == (datetime.timedelta(days=1, hours=2), {"k": [1, 2]}, [1, None])
+    with con.subscribe("docs") as sub:
+        (update,) = sub.fetch(timeout=None)
+    assert update.diff == 1 and update.row == want
+    con.execute("DROP TABLE docs")
