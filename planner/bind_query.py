@@ -229,7 +229,23 @@ class Binder:
                 lexpr, rexpr = distinct(lexpr, width), distinct(rexpr, width)
             e = Threshold(Union((lexpr, Negate(Threshold(Union((lexpr, Negate(rexpr))))))))
         bq = BoundQuery(e, p, list(left.names), types)
+        self.check_setop_order(node, bq.names)
         return self.order_limit(node, bq, None)
+
+    def check_setop_order(self, node, names) -> None:
+        """PostgreSQL: ORDER BY on UNION/INTERSECT/EXCEPT takes result column names and
+        positions only; an expression is 0A000 once its columns resolve (42703 otherwise)."""
+        for s in node.sortClause or ():
+            x = s.node
+            if isinstance(x, ast.ColumnRef) or (isinstance(x, ast.A_Const) and isinstance(x.val, ast.Integer)):
+                continue
+            for ref in _column_refs(x):
+                name = _colname(ref)
+                if name not in names:
+                    raise self.error(errors.UNDEFINED_COLUMN, f'column "{name}" does not exist',
+                                     getattr(ref, "location", None))
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, "invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
+                             _leftmost_loc(x))
 
     def cast_columns(self, rel, p: int, frm: list, to: list):
         if frm == to:
@@ -742,3 +758,36 @@ def _select_list_srf(v, or_generate_series: bool = False) -> bool:
     return isinstance(v, ast.FuncCall) and v.over is None and (
         v.funcname[-1].sval.lower() in names or (or_generate_series and v.funcname[-1].sval.lower() == "generate_series"))
 # ---- end
+
+
+def _column_refs(node) -> list:
+    """Every ColumnRef in the parse tree ``node``."""
+    if isinstance(node, ast.ColumnRef):
+        return [node]
+    out = []
+    if isinstance(node, ast.Node):
+        for n in node:
+            out.extend(_column_refs(getattr(node, n)))
+    elif isinstance(node, tuple):
+        for x in node:
+            out.extend(_column_refs(x))
+    return out
+
+
+def _leftmost_loc(node):
+    """The least token location in the parse tree ``node`` (PostgreSQL's exprLocation
+    reports the leftmost of an operator and its arguments)."""
+    locs = []
+
+    def walk(n):
+        if isinstance(n, ast.Node):
+            loc = getattr(n, "location", None)
+            if loc is not None and loc >= 0:
+                locs.append(loc)
+            for f in n:
+                walk(getattr(n, f))
+        elif isinstance(n, tuple):
+            for x in n:
+                walk(x)
+    walk(node)
+    return min(locs) if locs else None
