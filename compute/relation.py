@@ -275,6 +275,23 @@ def children(expr) -> tuple:
     return (expr.input,)
 
 
+def node_scalars(expr) -> tuple:
+    """The scalar expressions ``expr`` itself evaluates (not its inputs'): Map's scalars,
+    Filter's predicates, FlatMap's arguments, Join's equivalences, Reduce's key and aggregate
+    arguments; empty for other nodes."""
+    if isinstance(expr, Map):
+        return expr.scalars
+    if isinstance(expr, Filter):
+        return expr.predicates
+    if isinstance(expr, FlatMap):
+        return expr.exprs
+    if isinstance(expr, Join):
+        return tuple(x for cls in expr.equivalences for x in cls)
+    if isinstance(expr, Reduce):
+        return expr.group_key + tuple(a.expr for a in expr.aggregates)
+    return ()
+
+
 def depends_on(expr) -> set:
     """Every ``GlobalId`` the plan reads through ``Get``."""
     out: set = set()

@@ -78,54 +78,41 @@ class Cursor:
             self._result = None
             self._result = self.connection._execute(sql, params)
             self._pos = 0
-            self._convert_intervals()
+            self._convert_values()
             return self
 
     #: ``interval`` columns come back as ``datetime.timedelta`` (a month is 30 days, as
     #: psycopg converts); False keeps the engine's ``compute.dates.Interval`` (months kept)
     intervals_as_timedelta = True
 
-    def _convert_intervals(self) -> None:
-        """Convert ``interval`` columns at the boundary; the only value not
-        returned as the engine holds it."""
-        self._convert_documents()  # jsonb and array columns
-        r = self._result
-        if not self.intervals_as_timedelta or r is None or r.columns is None or r.stream is not None:
-            return
-        cols = [i for i, (_, t) in enumerate(r.columns) if t == "interval"]
-        if not cols or not r.rows:
-            return
-        out = []
-        for row in r.rows:
-            row = list(row)
-            for i in cols:
-                if row[i] is not None:
-                    row[i] = row[i].to_timedelta()
-            out.append(tuple(row))
-        r.rows = out
-
-    # ---- jsonb and arrays at the boundary (docs/API.md)
     #: ``jsonb`` columns come back as dict/list/str/int/float/bool/None and arrays as lists;
     #: False keeps the engine's values (``compute.jsonb.Jsonb``, ``compute.arrays.Array``)
     documents_as_python = True
 
-    def _convert_documents(self) -> None:
+    def _convert_values(self) -> None:
+        """Convert the columns whose engine values are not what the Python API returns
+        (interval -> timedelta, jsonb -> dict/list/..., arrays -> list; docs/API.md), in
+        one pass over the rows and only when such a column exists."""
         r = self._result
-        if not self.documents_as_python or r is None or r.columns is None or r.stream is not None or not r.rows:
-            return
-        cols = [i for i, (_, t) in enumerate(r.columns) if t == "jsonb" or t.endswith("[]")]
-        if not cols:
+        if r is None or r.columns is None or r.stream is not None or not r.rows:
             return
         from mzlite.types import python_value
+        convs = {}
+        for i, (_, t) in enumerate(r.columns):
+            if t == "interval" and self.intervals_as_timedelta:
+                convs[i] = _to_timedelta
+            elif (t == "jsonb" or t.endswith("[]")) and self.documents_as_python:
+                convs[i] = python_value
+        if not convs:
+            return
         out = []
         for row in r.rows:
             row = list(row)
-            for i in cols:
+            for i, conv in convs.items():
                 if row[i] is not None:
-                    row[i] = python_value(row[i])
+                    row[i] = conv(row[i])
             out.append(tuple(row))
         r.rows = out
-    # ---- end
 
     def executemany(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> "Cursor":
         """Run one statement for each parameter sequence; ``rowcount`` is the total affected.
@@ -140,7 +127,7 @@ class Cursor:
             self._result = None
             self._result = self.connection._executemany(sql, param_sets)
             self._pos = 0
-            self._convert_intervals()
+            self._convert_values()
             return self
 
     def executescript(self, sql: str) -> "Cursor":
@@ -153,7 +140,7 @@ class Cursor:
             self._result = None
             self._result = self.connection._execute(sql, None)
             self._pos = 0
-            self._convert_intervals()
+            self._convert_values()
             return self
 
     # ------------------------------------------------------------ results
@@ -271,3 +258,7 @@ class Cursor:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+def _to_timedelta(interval):
+    return interval.to_timedelta()

@@ -159,15 +159,21 @@ def find_aggregates(node, out: list) -> list:
     return out
 
 
+def parse_nodes(node):
+    """Every pglast ``Node`` in the parse tree ``node``, in pre-order, left to right."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Node):
+            yield n
+            stack.extend(reversed([getattr(n, f) for f in n]))
+        elif isinstance(n, tuple):
+            stack.extend(reversed(n))
+
+
 def contains_node(node, cls) -> bool:
     """Whether the parse tree ``node`` holds a node of class ``cls`` anywhere."""
-    if isinstance(node, cls):
-        return True
-    if isinstance(node, ast.Node):
-        return any(contains_node(getattr(node, n), cls) for n in node)
-    if isinstance(node, tuple):
-        return any(contains_node(x, cls) for x in node)
-    return False
+    return any(isinstance(n, cls) for n in parse_nodes(node))
 
 
 def has_sublink(node) -> bool:

@@ -25,7 +25,7 @@ from compute.relation import (ColumnOrder, Constant, Filter, FlatMap, Get, Join,
 from compute.scalar import Call, Column, Literal
 from planner import decorrelate as dc
 from planner.bind_expr import (ExprContext, Grouping, GroupScope, OuterRef, Scope, ScopeItem, enum_name,
-                               figure_colname, find_aggregates)
+                               figure_colname, find_aggregates, parse_nodes)
 from sql import errors
 from sql import types as T
 
@@ -761,33 +761,12 @@ def _select_list_srf(v, or_generate_series: bool = False) -> bool:
 
 
 def _column_refs(node) -> list:
-    """Every ColumnRef in the parse tree ``node``."""
-    if isinstance(node, ast.ColumnRef):
-        return [node]
-    out = []
-    if isinstance(node, ast.Node):
-        for n in node:
-            out.extend(_column_refs(getattr(node, n)))
-    elif isinstance(node, tuple):
-        for x in node:
-            out.extend(_column_refs(x))
-    return out
+    """Every ColumnRef in the parse tree ``node``, left to right."""
+    return [n for n in parse_nodes(node) if isinstance(n, ast.ColumnRef)]
 
 
 def _leftmost_loc(node):
     """The least token location in the parse tree ``node`` (PostgreSQL's exprLocation
     reports the leftmost of an operator and its arguments)."""
-    locs = []
-
-    def walk(n):
-        if isinstance(n, ast.Node):
-            loc = getattr(n, "location", None)
-            if loc is not None and loc >= 0:
-                locs.append(loc)
-            for f in n:
-                walk(getattr(n, f))
-        elif isinstance(n, tuple):
-            for x in n:
-                walk(x)
-    walk(node)
+    locs = [loc for n in parse_nodes(node) if (loc := getattr(n, "location", None)) is not None and loc >= 0]
     return min(locs) if locs else None

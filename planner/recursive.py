@@ -52,7 +52,7 @@ from pglast import ast
 from compute.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, LetRec, LocalId, Map, Negate,
                               Project, RecursionLimit, Reduce, Threshold, Union, children)
 from compute.scalar import Column
-from planner.bind_expr import enum_name, find_aggregates
+from planner.bind_expr import enum_name, find_aggregates, parse_nodes
 from sql import errors
 from sql import types as T
 
@@ -136,22 +136,8 @@ def _alias(b, cte, names: list) -> list:
 
 def references(node, name: str) -> list:
     """The ``RangeVar``s naming ``name`` (unqualified) anywhere in the pglast tree ``node``."""
-    out: list = []
-
-    def walk(n):
-        if isinstance(n, ast.RangeVar):
-            if n.relname == name and not n.schemaname and not n.catalogname:
-                out.append(n)
-            return
-        if isinstance(n, ast.Node):
-            for f in n:
-                walk(getattr(n, f))
-        elif isinstance(n, tuple):
-            for x in n:
-                walk(x)
-
-    walk(node)
-    return out
+    return [n for n in parse_nodes(node) if isinstance(n, ast.RangeVar) and n.relname == name
+            and not n.schemaname and not n.catalogname]
 
 
 def _first_loc(node):

@@ -112,3 +112,31 @@ def test_executemany_without_an_index_is_one_write_with_sequential_semantics(con
     assert _rows(con, "SELECT v FROM t WHERE id = 1") == [(8,)]
     cur.executemany("DELETE FROM t WHERE v = ?", [(8,), (2,)])
     assert _rows(con, "SELECT id FROM t") == []
+
+
+def test_postgres_text_is_parsed_before_the_statement_lock_is_taken():
+    """A session parses (milliseconds for a DDL) without holding the statement lock, so
+    another session's read is not held up by it; other dialects parse under the lock (their
+    translation reads the catalog).  Sabotage checked: dropping the parse before
+    ``_statement_lock`` in ``execute_sql`` made every parse hold the lock (red)."""
+    con = mzlite.connect()
+    db = con.database
+    held = []
+    original = db._parse
+
+    def recording(sql, session=None):
+        held.append(db.lock._is_owned())
+        return original(sql, session)
+
+    db._parse = recording
+    try:
+        con.execute("SELECT 1").fetchall()
+        assert held == [False]
+        held.clear()
+        con.execute("SET sql_dialect = sqlite")
+        held.clear()
+        con.execute("SELECT ifnull(NULL, 2)").fetchall()
+        assert held == [True]
+    finally:
+        db._parse = original
+        con.close()

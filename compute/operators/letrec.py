@@ -45,7 +45,7 @@ from compute.ids import GlobalId
 from compute.iterate import letrec_steps
 from compute.operators import EMPTY, Operator
 from compute.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, Let, LetRec, Map, Project, Reduce,
-                              Union, children)
+                              Union, children, node_scalars)
 from compute.scalar import columns_referenced, contains_mz_now, permute
 
 __all__ = ["LetRecOp", "FixpointEvaluator", "free_ids", "is_monotone"]
@@ -99,25 +99,11 @@ def is_monotone(expr: LetRec) -> bool:
                 return False
         elif not isinstance(e, _MONOTONE):
             return False
-        if any(contains_mz_now(x) for x in _scalars(e)):
+        if any(contains_mz_now(x) for x in node_scalars(e)):
             return False
         return all(ok(k) for k in children(e))
 
     return all(ok(v) for v in expr.values)
-
-
-def _scalars(e) -> tuple:
-    if isinstance(e, Map):
-        return e.scalars
-    if isinstance(e, Filter):
-        return e.predicates
-    if isinstance(e, FlatMap):
-        return e.exprs
-    if isinstance(e, Join):
-        return tuple(x for cls in e.equivalences for x in cls)
-    if isinstance(e, Reduce):
-        return e.group_key
-    return ()
 
 
 class FixpointEvaluator(reference._Evaluator):

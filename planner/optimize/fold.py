@@ -13,7 +13,7 @@ import dataclasses
 from compute import reference
 from compute.errors import EvalError
 from compute.relation import (
-    Constant, FlatMap, Get, Join, Let, LetRec, Map, Filter, Reduce, TopK, children,
+    Constant, FlatMap, Get, Join, Let, LetRec, Map, Filter, Reduce, TopK, children, node_scalars,
 )
 from compute.scalar import Call, CallMzNow, Column, If, Literal, contains_mz_now
 
@@ -70,27 +70,13 @@ def _node_scalars_fold(expr):
     return expr
 
 
-def _node_scalars(expr):
-    if isinstance(expr, Map):
-        return expr.scalars
-    if isinstance(expr, Filter):
-        return expr.predicates
-    if isinstance(expr, FlatMap):
-        return expr.exprs
-    if isinstance(expr, Join):
-        return tuple(x for cls in expr.equivalences for x in cls)
-    if isinstance(expr, Reduce):
-        return expr.group_key + tuple(a.expr for a in expr.aggregates)
-    return ()
-
-
 def _fold_relation(expr):
     kids = children(expr)
     if not kids or isinstance(expr, (Let, LetRec, FlatMap)):  # LetRec: iteration may not end
         return expr
     if not all(isinstance(k, Constant) and k.error is None for k in kids):
         return expr
-    if any(contains_mz_now(s) for s in _node_scalars(expr)):
+    if any(contains_mz_now(s) for s in node_scalars(expr)):
         return expr
     if isinstance(expr, Join):
         size = 1
