@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from compute.errors import EvalError
+from compute.operators import accumulate_counts
 from compute.relation import AggregateExpr, ColumnOrder
 
 __all__ = ["WindowFrame", "WindowFunc", "WindowAggregateExpr", "WindowAgg", "PartitionEvaluator",
@@ -417,7 +418,6 @@ class WindowAgg:
         G.append(None)
 
     def update(self, Gs, vs, ds) -> None:
-        from compute.operators import accumulate_counts
         accumulate_counts(self.off, Gs, vs, ds)
 
     def finish(self, G):

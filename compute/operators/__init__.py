@@ -122,13 +122,15 @@ def column_getter(indexes: Sequence[int]) -> Callable[[tuple], tuple]:
     return itemgetter(*idx)
 
 
-def accumulate_counts(slot: int, Gs, vs, ds, skip=None) -> None:
+def accumulate_counts(slot: int, Gs, vs, ds, skip_null: str = "") -> None:
     """Add each value ``vs[i]`` with diff ``ds[i]`` to the value -> count dict in slot ``slot``
     of its group state ``Gs[i]`` (created on first use), dropping counts that reach zero.
-    ``skip(v)`` true leaves ``v`` out.  The multiset behind every non-invertible aggregate
-    (string_agg, array_agg, ordered aggregates, window partitions)."""
+    ``skip_null``: ``"value"`` leaves NULL values out, ``"first"`` leaves out records whose
+    first field is NULL (string_agg's (value, delimiter)); the test is inline, not a call per
+    row.  The multiset behind every non-invertible aggregate (string_agg, array_agg, ordered
+    aggregates, window partitions)."""
     for G, v, d in zip(Gs, vs, ds):
-        if skip is not None and skip(v):
+        if skip_null and (v is None or (skip_null == "first" and v[0] is None)):
             continue
         m = G[slot]
         if m is None:

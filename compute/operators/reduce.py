@@ -38,15 +38,6 @@ from compute.scalar import Call, Column, Literal, ScalarExpr
 __all__ = ["ReduceOp", "DistinctOp", "make_aggregate", "row_evaluator"]
 
 NEG_MULT = ("XX000", "Non-positive multiplicity in Reduce")
-
-
-def _is_none(v) -> bool:
-    return v is None
-
-
-def _null_string_agg_value(v) -> bool:
-    """string_agg skips a NULL value (its input is the record (value, delimiter))."""
-    return v is None or v[0] is None
 _SIMPLE = (bool, int, str, type(None))
 #: the keys under which min/max count NaN inputs (and remember one NaN value to return)
 _NAN = ("NaN",)
@@ -247,7 +238,7 @@ class _Multiset(_Agg):
         G.append(None)
 
     def update(self, Gs, vs, ds) -> None:
-        accumulate_counts(self.off, Gs, vs, ds, _null_string_agg_value if self.agg.func == "string_agg" else None)
+        accumulate_counts(self.off, Gs, vs, ds, "first" if self.agg.func == "string_agg" else "")
 
     def finish(self, G):
         m = G[self.off]
@@ -325,7 +316,7 @@ class _Ordered(_Agg):
         G.append(None)
 
     def update(self, Gs, vs, ds) -> None:
-        accumulate_counts(self.off, Gs, vs, ds, _is_none)
+        accumulate_counts(self.off, Gs, vs, ds, "value")
 
     def finish(self, G):
         from compute.functions_document import ordered_aggregate
