@@ -11,9 +11,13 @@ forms and PostgreSQL's ``postgres`` interval style (plus ISO 8601 ``P...``); out
 DateStyle ISO / IntervalStyle postgres, byte for byte.
 Invariant: every function here raises only ``EvalError`` with PostgreSQL's SQLSTATE and
 message (22007 bad syntax, 22008 out of range, 22009 bad time zone displacement), never
-a bare Python exception; every value stays inside Python's
-``datetime`` range (years 1..9999; PostgreSQL's wider range and ``infinity`` are not
-supported).  Deliberately not here: SQL signatures (``sql.functions_datetime``), the
+a bare Python exception; every finite value stays inside Python's
+``datetime`` range (years 1..9999; PostgreSQL's wider finite range is not supported).
+``infinity`` and ``-infinity`` of ``date``/``timestamp``/``timestamptz`` are the two
+``DateInfinity`` singletons ``INFINITY`` and ``NEG_INFINITY`` (one pair for all three types:
+casts between them keep it): hashable, equal only to themselves, and ordered above
+(below) every ``date``/``datetime`` from either side of the comparison, so mixed columns
+sort as PostgreSQL orders them.  Deliberately not here: SQL signatures (``sql.functions_datetime``), the
 ``FUNCTIONS`` entries and field functions (``compute.functions_datetime``).  The planner
 registers these parsers as the literal input functions of ``sql.types`` (``sql`` may not
 import ``compute``), so literals and run-time casts share one implementation.
@@ -23,12 +27,15 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
+from compute.dates_infinity import INFINITY, NEG_INFINITY, DateInfinity, is_infinite
 from compute.errors import EvalError
 
 __all__ = ["Interval", "UTC", "parse_date", "parse_time", "parse_timestamp", "parse_timestamptz",
            "parse_interval", "date_out", "time_out", "timestamp_out", "timestamptz_out", "interval_out",
-           "add_interval", "sub_timestamps", "justify_hours", "justify_days", "interval_mul", "interval_div",
-           "check_interval", "USECS_PER_DAY", "PARSERS"]
+           "add_interval", "sub_dates", "sub_timestamps", "justify_hours", "justify_days", "interval_mul",
+           "interval_div",
+           "check_interval", "USECS_PER_DAY", "PARSERS", "DateInfinity", "INFINITY", "NEG_INFINITY",
+           "is_infinite"]
 
 UTC = _dt.timezone.utc
 USECS_PER_SEC = 1_000_000
@@ -100,6 +107,8 @@ class Interval:
     def __radd__(self, other):
         if isinstance(other, _dt.datetime):
             return add_interval(other, self)
+        if type(other) is DateInfinity:  # generate_series from -infinity would never end
+            raise ts_range()
         if isinstance(other, int) and other == 0:
             return self
         return NotImplemented
@@ -164,6 +173,8 @@ def _frac(us: int) -> str:
 
 
 def date_out(d: _dt.date) -> str:
+    if type(d) is DateInfinity:
+        return str(d)
     return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
 
 
@@ -172,12 +183,16 @@ def time_out(t: _dt.time) -> str:
 
 
 def timestamp_out(ts: _dt.datetime) -> str:
+    if type(ts) is DateInfinity:
+        return str(ts)
     if ts.tzinfo is not None:
         return timestamptz_out(ts)
     return f"{date_out(ts)} {time_out(ts)}"
 
 
 def timestamptz_out(ts: _dt.datetime) -> str:
+    if type(ts) is DateInfinity:
+        return str(ts)
     return f"{date_out(ts)} {time_out(ts)}+00"
 
 
@@ -267,8 +282,14 @@ def _tz_offset(text: str, tz: str | None) -> int:
     return sign * (h * USECS_PER_HOUR + m * USECS_PER_MINUTE + s * USECS_PER_SEC)
 
 
+_SPECIAL_INPUT = {"infinity": INFINITY, "-infinity": NEG_INFINITY}
+
+
 def _parse_ts(text: str, type_name: str, with_tz: bool) -> _dt.datetime:
     t = text.strip(_WS)
+    special = _SPECIAL_INPUT.get(t.lower())
+    if special is not None:
+        return special
     m = _TS_RE.match(t)
     if m is None:
         raise _syntax(type_name, text)
@@ -295,6 +316,9 @@ def parse_timestamptz(text: str) -> _dt.datetime:
 def parse_date(text: str) -> _dt.date:
     """``date`` input: ``YYYY-MM-DD``, a time after it is ignored as in PostgreSQL."""
     t = text.strip(_WS)
+    special = _SPECIAL_INPUT.get(t.lower())
+    if special is not None:
+        return special
     m = _TS_RE.match(t)
     if m is None:
         raise _syntax("date", text)
@@ -472,7 +496,10 @@ def add_months(ts, months: int):
 
 
 def add_interval(ts: _dt.datetime, iv: Interval, sign: int = 1) -> _dt.datetime:
-    """``timestamp[tz] + interval``: months first (day clamped), then days and time."""
+    """``timestamp[tz] + interval``: months first (day clamped), then days and time;
+    an infinite timestamp stays infinite."""
+    if type(ts) is DateInfinity:
+        return ts
     try:
         out = add_months(ts, sign * iv.months)
         return out + _dt.timedelta(days=sign * iv.days, microseconds=sign * iv.micros)
@@ -504,8 +531,17 @@ def justify_days(months: int, days: int, micros: int) -> tuple[int, int, int]:
     return months, days, micros
 
 
+def sub_dates(a: _dt.date, b: _dt.date) -> int:
+    """``date - date``: days; 22008 when either is infinite."""
+    if type(a) is DateInfinity or type(b) is DateInfinity:
+        raise EvalError("22008", "cannot subtract infinite dates")
+    return (a - b).days
+
+
 def sub_timestamps(a: _dt.datetime, b: _dt.datetime) -> Interval:
     """``timestamp - timestamp``: days and time, justified as PostgreSQL's timestamp_mi."""
+    if type(a) is DateInfinity or type(b) is DateInfinity:
+        raise EvalError("22008", "cannot subtract infinite timestamps")
     d = a - b
     us = (d.days * 86400 + d.seconds) * USECS_PER_SEC + d.microseconds
     return check_interval(*justify_hours(0, 0, us))

@@ -578,6 +578,7 @@ _reg("raise_cardinality", _raise_cardinality, strict=False)
 
 
 import compute.functions_document  # noqa: E402,F401  (bytea, uuid, jsonb, arrays)
+import compute.functions_lists  # noqa: E402,F401  (Materialize's lists)
 
 
 # ---- date/time family: compute.functions_datetime registers its func ids here

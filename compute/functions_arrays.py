@@ -1,7 +1,9 @@
 """The array functions and the ordered-form aggregates (part of
 ``compute.functions_document``, split out to keep modules short): the array casts synthesized
 per element type (a resolver in ``compute.functions.RESOLVERS``: ``cast_text_to_int4[]``,
-``cast_int4[]_to_text``, ``cast_int4[]_to_int8[]``), constructor, subscripts and slices,
+``cast_int4[]_to_text``, ``cast_int4[]_to_int8[]``, keeping the shape), constructors (one more
+dimension from sub-arrays: ``array_create_md``), subscripts and slices over any number of
+dimensions, ``array_ndims``/``array_dims``,
 ``array_length``/``array_position``/``array_to_string``/``||``/``@>``/..., ANY/ALL
 comparisons, ``regexp_match``/``regexp_split_to_array``/``string_to_array``, and the
 finishers of ``array_agg``/``jsonb_agg``/``jsonb_object_agg`` and of aggregates with
@@ -13,7 +15,7 @@ Deliberately not here: the value class (``compute.arrays``) and SQL signatures.
 from __future__ import annotations
 
 from compute import functions_text as _text
-from compute.arrays import Array, array_out, parse_array
+from compute.arrays import Array, MdArray, array_out, make_array, parse_array
 from compute.errors import EvalError
 from compute.functions import FUNCTIONS, RESOLVERS, FuncImpl, _reg
 from compute.functions_jsonb import to_jsonb_value
@@ -49,29 +51,96 @@ def _array_resolver(fid: str):
         if el is None:
             return None
         f = el.fn
-        return FuncImpl(lambda a: Array([None if x is None else f(x) for x in a]))
+        return FuncImpl(lambda a: make_array([None if x is None else f(x) for x in a], a.dims))
     return None
 
 
 RESOLVERS.append(_array_resolver)
 
 
-def array_index(a, i):
-    return a[i - 1] if 1 <= i <= len(a) else None
+def array_index(a, i, *more):
+    """``a[i]``, ``a[i][j]...``: the element, or NULL when the number of subscripts is not
+    the array's number of dimensions or one is out of range (PostgreSQL)."""
+    if not more:
+        if type(a) is MdArray:
+            return None
+        return a[i - 1] if 1 <= i <= len(a) else None
+    dims = a.dims
+    if len(dims) != 1 + len(more):
+        return None
+    off = 0
+    for d, k in zip(dims, (i,) + more):
+        if not 1 <= k <= d:
+            return None
+        off = off * d + (k - 1)
+    return a[off]
 
 
-def array_slice(a, lo, hi):
-    n = len(a)
-    lo = 1 if lo is None else max(lo, 1)
-    hi = n if hi is None else min(hi, n)
+def array_slice(a, lo, hi, *more):
+    """``a[lo:hi]`` (a bound None when omitted), and ``a[lo:hi][lo2:hi2]...`` with ``more``
+    as further (lo, hi) pairs (a plain subscript ``i`` among slices is ``1:i``); the
+    dimensions after the last subscript are taken whole; lower bounds become 1."""
     if a is None:
         return None
-    return Array(a[lo - 1:hi]) if lo <= hi else Array(())
+    dims = a.dims
+    bounds = [(lo, hi)] + [(more[k], more[k + 1]) for k in range(0, len(more), 2)]
+    if not dims or len(bounds) > len(dims):
+        return Array(())
+    ranges = []
+    for d, (l, h) in zip(dims, bounds + [(None, None)] * (len(dims) - len(bounds))):
+        l = 1 if l is None else max(l, 1)
+        h = d if h is None else min(h, d)
+        if l > h:
+            return Array(())
+        ranges.append((l - 1, h))
+    if len(dims) == 1:
+        return Array(a[ranges[0][0]:ranges[0][1]])
+    strides = [1] * len(dims)
+    for k in range(len(dims) - 2, -1, -1):
+        strides[k] = strides[k + 1] * dims[k + 1]
+    out = []
+
+    def walk(k, base):
+        l, h = ranges[k]
+        if k == len(dims) - 1:
+            out.extend(a[base + l:base + h])
+            return
+        for x in range(l, h):
+            walk(k + 1, base + x * strides[k])
+    walk(0, 0)
+    return make_array(out, [h - l for l, h in ranges])
+
+
+def _dim_of(a, d):
+    dims = a.dims
+    return dims[d - 1] if 1 <= d <= len(dims) else None
+
+
+def array_dims_text(a):
+    """``array_dims``: ``[1:2][1:3]``; NULL for the empty array."""
+    dims = a.dims
+    return "".join(f"[1:{d}]" for d in dims) if dims else None
+
+
+def array_create_md(*subs):
+    """``ARRAY[sub, sub, ...]`` over arrays: one more dimension.  NULL and empty sub-arrays
+    give ``{}`` when all are so; otherwise every sub-array must have the same shape."""
+    shapes = {None if x is None or not x else x.dims for x in subs}
+    if shapes == {None}:
+        return Array(())
+    if len(shapes) != 1:
+        raise EvalError("2202E", "multidimensional arrays must have array expressions with matching dimensions")
+    sub = shapes.pop()
+    if 1 + len(sub) > 6:
+        raise EvalError("54000", f"number of array dimensions ({1 + len(sub)}) exceeds the maximum allowed (6)")
+    return make_array([e for x in subs for e in x], (len(subs),) + sub)
 
 
 def array_position(a, x, start=None):
     if a is None:
         return None
+    if type(a) is MdArray:
+        raise EvalError("0A000", "searching for elements in multidimensional arrays is not supported")
     s = 1 if start is None else start
     for i in range(max(s, 1) - 1, len(a)):
         e = a[i]
@@ -94,19 +163,34 @@ def array_to_string(a, delim, null_str=None):
 
 
 def array_cat(a, b):
-    if a is None:
+    if a is None or not b:
+        return b if a is None else a
+    if not a:
         return b
-    if b is None:
-        return a
-    return Array(tuple(a) + tuple(b))
+    da, db = a.dims, b.dims
+    if len(da) == len(db) and da[1:] == db[1:]:
+        dims = (da[0] + db[0],) + da[1:]
+    elif len(da) == len(db) + 1 and da[1:] == db:
+        dims = (da[0] + 1,) + db
+    elif len(db) == len(da) + 1 and db[1:] == da:
+        dims = (db[0] + 1,) + da
+    else:
+        raise EvalError("2202E", "cannot concatenate incompatible arrays")
+    return make_array(tuple(a) + tuple(b), dims)
+
+
+def _one_dim(a):
+    if type(a) is MdArray:
+        raise EvalError("22000", "argument must be empty or one-dimensional array")
+    return tuple(a) if a is not None else ()
 
 
 def array_append(a, x):
-    return Array((tuple(a) if a is not None else ()) + (x,))
+    return Array(_one_dim(a) + (x,))
 
 
 def array_prepend(x, a):
-    return Array((x,) + (tuple(a) if a is not None else ()))
+    return Array((x,) + _one_dim(a))
 
 
 def array_contains(a, b) -> bool:
@@ -126,13 +210,15 @@ def _same(x, y) -> bool:
 def array_remove(a, x):
     if a is None:
         return None
+    if type(a) is MdArray:
+        raise EvalError("0A000", "removing elements from multidimensional arrays is not supported")
     return Array([e for e in a if not _same(e, x)])
 
 
 def array_replace(a, x, y):
     if a is None:
         return None
-    return Array([y if _same(e, x) else e for e in a])
+    return make_array([y if _same(e, x) else e for e in a], a.dims)
 
 
 def _compare_any(x, arr, fid: str, want_all: bool):
@@ -216,9 +302,12 @@ def string_to_array(s, delim, null_str=None):
 _reg("array_create", lambda *xs: Array(xs), strict=False)
 _reg("array_index", array_index)
 _reg("array_slice", array_slice, strict=False)
-_reg("array_length", lambda a, d: len(a) if d == 1 and a else None)
-_reg("array_lower", lambda a, d: 1 if d == 1 and a else None)
-_reg("array_upper", lambda a, d: len(a) if d == 1 and a else None)
+_reg("array_create_md", array_create_md, strict=False)
+_reg("array_length", _dim_of)
+_reg("array_lower", lambda a, d: 1 if _dim_of(a, d) else None)
+_reg("array_upper", _dim_of)
+_reg("array_ndims", lambda a: len(a.dims) or None)
+_reg("array_dims", array_dims_text)
 _reg("array_cardinality", len)
 _reg("array_position", array_position, strict=False)
 _reg("array_to_string", array_to_string, strict=False)
@@ -238,6 +327,7 @@ _reg("string_to_array", string_to_array, strict=False)
 
 
 _text.TEXT_OUT[Array] = array_text
+_text.TEXT_OUT[MdArray] = array_text
 
 
 # ------------------------------------------------------------------ aggregates
@@ -249,7 +339,12 @@ def collect_finish(func: str, values: list):
     if not values:
         return None
     if func == "array_agg":
+        if any(isinstance(v, Array) for v in values):
+            return _accumulate_arrays(values)
         return Array(values)
+    if func == "list_agg":  # Materialize's list_agg (always the ordered form: planner.bind_lists)
+        from compute.lists import List
+        return List(values)
     if func == "jsonb_agg":
         return Jsonb(tuple(to_jsonb_value(v) for v in values))
     if func == "jsonb_object_agg":
@@ -264,6 +359,18 @@ def collect_finish(func: str, values: list):
         return Jsonb(sort_pairs(pairs))
     raise EvalError("XX000", f"unknown collecting aggregate {func}")
 
+
+
+def _accumulate_arrays(values: list):
+    """``array_agg`` over arrays: one more dimension (PostgreSQL's errors otherwise)."""
+    for v in values:
+        if v is None:
+            raise EvalError("22004", "cannot accumulate null arrays")
+        if not v:
+            raise EvalError("2202E", "cannot accumulate empty arrays")
+    if len({v.dims for v in values}) != 1:
+        raise EvalError("2202E", "cannot accumulate arrays of different dimensionality")
+    return array_create_md(*values)
 
 
 # ------------------------------------------------------------------ ORDER BY inside aggregates

@@ -1,5 +1,9 @@
 """Implementations of the date/time func ids (casts, operators, extract/date_part,
-date_trunc, age, justify_*, make_*, to_char, now), registered into ``compute.functions.FUNCTIONS``.
+date_trunc, age, isfinite, justify_*, make_*, to_char, now, and the ``typmod_*`` precision
+checks of ``compute.dates_typmod``), registered into ``compute.functions.FUNCTIONS``.
+``infinity`` (``compute.dates_infinity``) is kept by casts, ``+ interval``/days and date_trunc;
+extract gives ±Infinity (year, epoch, ...) or NULL; ``::time``/``to_char`` NULL; subtraction,
+``age`` (PostgreSQL 15's answer is meaningless) and ``::mz_timestamp`` raise 22008.
 
 Owns the behaviour of every func id ``sql.functions_datetime`` resolves to, with
 PostgreSQL's results and errors (values and text forms come from ``compute.dates``).
@@ -19,7 +23,9 @@ import math
 from decimal import Decimal
 
 from compute import dates as D
-from compute.dates import UTC, USECS_PER_DAY, USECS_PER_SEC, Interval, check_interval
+from compute.dates import UTC, USECS_PER_DAY, USECS_PER_SEC, DateInfinity, Interval, check_interval
+from compute.dates_infinity import keep_infinite as _keep_inf, null_if_infinite as _null_inf
+from compute.dates_typmod import TYPMOD_ENTRIES
 from compute.errors import EvalError
 from compute.functions_text import TEXT_OUT
 from compute.to_char import to_char
@@ -37,6 +43,8 @@ TEXT_OUT[_dt.date] = D.date_out
 TEXT_OUT[_dt.time] = D.time_out
 TEXT_OUT[_dt.datetime] = D.timestamp_out
 TEXT_OUT[Interval] = D.interval_out
+TEXT_OUT[DateInfinity] = str
+
 
 _DISPLAY = {"date": "date", "time": "time without time zone", "timestamp": "timestamp without time zone",
             "timestamptz": "timestamp with time zone", "interval": "interval"}
@@ -50,14 +58,14 @@ _reg("cast_time_to_text", D.time_out)
 _reg("cast_timestamp_to_text", D.timestamp_out)
 _reg("cast_timestamptz_to_text", D.timestamptz_out)
 _reg("cast_interval_to_text", D.interval_out)
-_reg("cast_date_to_timestamp", lambda d: _dt.datetime(d.year, d.month, d.day))
-_reg("cast_date_to_timestamptz", lambda d: _dt.datetime(d.year, d.month, d.day, tzinfo=UTC))
-_reg("cast_timestamp_to_timestamptz", lambda ts: ts.replace(tzinfo=UTC))
-_reg("cast_timestamptz_to_timestamp", lambda ts: ts.replace(tzinfo=None))
-_reg("cast_timestamp_to_date", lambda ts: ts.date())
-_reg("cast_timestamptz_to_date", lambda ts: ts.date())
-_reg("cast_timestamp_to_time", lambda ts: ts.time())
-_reg("cast_timestamptz_to_time", lambda ts: ts.time())
+_reg("cast_date_to_timestamp", _keep_inf(lambda d: _dt.datetime(d.year, d.month, d.day)))
+_reg("cast_date_to_timestamptz", _keep_inf(lambda d: _dt.datetime(d.year, d.month, d.day, tzinfo=UTC)))
+_reg("cast_timestamp_to_timestamptz", _keep_inf(lambda ts: ts.replace(tzinfo=UTC)))
+_reg("cast_timestamptz_to_timestamp", _keep_inf(lambda ts: ts.replace(tzinfo=None)))
+_reg("cast_timestamp_to_date", _keep_inf(lambda ts: ts.date()))
+_reg("cast_timestamptz_to_date", _keep_inf(lambda ts: ts.date()))
+_reg("cast_timestamp_to_time", _null_inf(lambda ts: ts.time()))
+_reg("cast_timestamptz_to_time", _null_inf(lambda ts: ts.time()))
 _reg("cast_time_to_interval", lambda t: Interval(0, 0, _time_us(t)))
 
 
@@ -82,6 +90,8 @@ _reg("cast_interval_to_time", _interval_to_time)
 
 def _to_mz_ts(ts: _dt.datetime) -> int:
     """Milliseconds since the Unix epoch, as Materialize converts timestamps to mz_timestamp."""
+    if type(ts) is DateInfinity:
+        raise EvalError("22008", "out of range for mz_timestamp")
     base = D.EPOCH_TZ if ts.tzinfo is not None else D.EPOCH
     d = ts - base
     ms = (d.days * 86400 + d.seconds) * 1000 + d.microseconds // 1000
@@ -99,7 +109,7 @@ def _from_mz_ts(ms: int, tz=None) -> _dt.datetime:
 
 _reg("cast_timestamp_to_mz_timestamp", _to_mz_ts)
 _reg("cast_timestamptz_to_mz_timestamp", _to_mz_ts)
-_reg("cast_date_to_mz_timestamp", lambda d: _to_mz_ts(_dt.datetime(d.year, d.month, d.day)))
+_reg("cast_date_to_mz_timestamp", lambda d: _to_mz_ts(_date_ts(d)))
 _reg("cast_mz_timestamp_to_timestamp", lambda ms: _from_mz_ts(ms))
 _reg("cast_mz_timestamp_to_timestamptz", lambda ms: _from_mz_ts(ms, UTC))
 
@@ -111,6 +121,8 @@ def _date_range():
 
 
 def _add_date_days(d: _dt.date, n: int) -> _dt.date:
+    if type(d) is DateInfinity:
+        return d
     try:
         return d + _dt.timedelta(days=n)
     except OverflowError:
@@ -118,10 +130,14 @@ def _add_date_days(d: _dt.date, n: int) -> _dt.date:
 
 
 def _date_ts(d: _dt.date) -> _dt.datetime:
+    if type(d) is DateInfinity:
+        return d
     return _dt.datetime(d.year, d.month, d.day)
 
 
 def _add_ts_time(d: _dt.date, t: _dt.time) -> _dt.datetime:
+    if type(d) is DateInfinity:
+        return d
     return _dt.datetime.combine(d, t)
 
 
@@ -136,7 +152,8 @@ def _iv_add(a: Interval, b: Interval, sign: int = 1) -> Interval:
 _reg("add_date_int4", _add_date_days)
 _reg("add_int4_date", lambda n, d: _add_date_days(d, n))
 _reg("sub_date_int4", lambda d, n: _add_date_days(d, -n))
-_reg("sub_date_date", lambda a, b: (a - b).days)
+_reg("sub_date_date", D.sub_dates)
+_reg("isfinite", lambda v: type(v) is not DateInfinity)
 _reg("add_date_interval", lambda d, iv: D.add_interval(_date_ts(d), iv))
 _reg("add_interval_date", lambda iv, d: D.add_interval(_date_ts(d), iv))
 _reg("sub_date_interval", lambda d, iv: D.add_interval(_date_ts(d), iv, -1))
@@ -179,7 +196,7 @@ def _to_timestamp(f: float) -> _dt.datetime:
     if f != f:
         raise EvalError("22008", "timestamp cannot be NaN")
     if f in (math.inf, -math.inf):
-        raise EvalError("22008", "timestamp out of range: \"%s\"" % ("Infinity" if f > 0 else "-Infinity"))
+        return D.INFINITY if f > 0 else D.NEG_INFINITY
     try:
         return D.EPOCH_TZ + _dt.timedelta(microseconds=round(f * 1e6))
     except OverflowError:
@@ -258,6 +275,8 @@ def _extract(field: str, v, type_: str):
     f = _field(field)
     if type_ == "interval":
         return _extract_interval(field, f, v)
+    if type(v) is DateInfinity:
+        return _extract_infinite(field, f, v, type_)
     if type_ == "date":
         if f == "epoch":
             return (v - D.EPOCH_DATE).days * 86400, 0
@@ -296,6 +315,23 @@ def _extract(field: str, v, type_: str):
     if r is None:
         raise _unit_error(field, type_, False)
     return r, 0
+
+
+#: the fields that grow with the timestamp: +-Infinity for an infinite one (the others are NULL)
+_DATE_FIELDS = frozenset({"day", "month", "year", "quarter", "week", "isoyear", "decade", "century", "millennium",
+                          "dow", "isodow", "doy", "julian", "epoch"})
+_MONOTONE_FIELDS = frozenset({"year", "decade", "century", "millennium", "julian", "isoyear", "epoch"})
+
+
+def _extract_infinite(field: str, f: str, v, type_: str):
+    """PostgreSQL's NonFiniteTimestampPart: +-Infinity, NULL, or the unit's error."""
+    if f in _MONOTONE_FIELDS:
+        return (Decimal("Infinity") if v.sign > 0 else Decimal("-Infinity")), 0
+    if f not in _TS_FIELDS:
+        raise _unit_error(field, type_, False)
+    if type_ == "date" and f not in _DATE_FIELDS:
+        raise _unit_error(field, type_, True)
+    return None
 
 
 def _sec_field(f: str, us: int):
@@ -342,11 +378,15 @@ def _extract_interval(field: str, f: str, iv: Interval):
 
 
 def _as_numeric(r) -> Decimal:
+    if r is None:
+        return None
     n, scale = r
     return Decimal(n) if scale == 0 else _dec(n, scale)
 
 
 def _as_float(r) -> float:
+    if r is None:
+        return None
     n, scale = r
     return float(n) if scale == 0 else n / 10.0 ** scale
 
@@ -361,6 +401,8 @@ _reg("date_part_date", lambda f, d: _as_float(_extract(f, _date_ts(d), "timestam
 
 
 def _date_trunc(field: str, ts: _dt.datetime, type_: str) -> _dt.datetime:
+    if type(ts) is DateInfinity:
+        return ts
     f = _field(field)
     if f == "microseconds":
         return ts
@@ -447,6 +489,8 @@ def _mdays(y: int, m: int) -> int:
 
 def _age(a: _dt.datetime, b: _dt.datetime) -> Interval:
     """PostgreSQL's timestamp_age: a symbolic difference in years, months and days."""
+    if type(a) is DateInfinity or type(b) is DateInfinity:
+        raise EvalError("22008", "interval out of range")
     f = [a.microsecond - b.microsecond, a.second - b.second, a.minute - b.minute, a.hour - b.hour,
          a.day - b.day, a.month - b.month, a.year - b.year]
     neg = a < b
@@ -523,6 +567,10 @@ _reg("make_interval", _make_interval)
 
 
 def _date_bin(stride: Interval, ts: _dt.datetime, origin: _dt.datetime) -> _dt.datetime:
+    if type(ts) is DateInfinity:
+        return ts
+    if type(origin) is DateInfinity:
+        raise EvalError("22008", "origin out of range")
     if stride.months:
         raise EvalError("0A000", "timestamps cannot be binned into intervals containing months or years")
     step = stride.days * USECS_PER_DAY + stride.micros
@@ -541,4 +589,6 @@ def _date_bin(stride: Interval, ts: _dt.datetime, origin: _dt.datetime) -> _dt.d
 
 _reg("date_bin", _date_bin)
 
-_reg("to_char_timestamp", to_char)
+_reg("to_char_timestamp", _null_inf(to_char))
+for _name, _fn in TYPMOD_ENTRIES:
+    _reg(_name, _fn)

@@ -72,9 +72,15 @@ def to_jsonb_value(x):
         return x.v
     if t is Array:
         return tuple(to_jsonb_value(e) for e in x)
+    if isinstance(x, Array):  # multi-dimensional (compute.arrays.MdArray): nested JSON arrays
+        return _nested_jsonb(x.nested())
     if t is tuple:  # a record: keys f1, f2, ...
         return sort_pairs((f"f{i + 1}", to_jsonb_value(e)) for i, e in enumerate(x))
     return _text.to_text(x)
+
+
+def _nested_jsonb(v):
+    return tuple(_nested_jsonb(e) for e in v) if type(v) is list else to_jsonb_value(v)
 
 
 def to_jsonb(x) -> Jsonb:

@@ -370,7 +370,18 @@ TABLE_FUNCTIONS: dict[str, Callable[..., list]] = {
     "unnest": _unnest,
     "unnest_array": _unnest,
     "unnest_window": lambda lst: list(lst) if lst is not None else [],  # window functions
+    "unnest_zip": lambda *arrays: _unnest_zip(arrays),  # unnest(a, b, ...) in FROM
 }
+
+
+def _unnest_zip(arrays) -> list:
+    """Written out again (not ``compute.arrays.unnest_zip``): zip, padding with NULL."""
+    out = []
+    i = 0
+    while any(a is not None and i < len(a) for a in arrays):
+        out.append(tuple(a[i] if a is not None and i < len(a) else None for a in arrays))
+        i += 1
+    return out
 
 
 # ------------------------------------------------------------------ evaluation

@@ -23,9 +23,12 @@ with offsets: binary search on the ORDER BY value); they never move backwards, s
 aggregates use two monotone pointers, adding and retracting rows of an incremental
 accumulator where retraction is exact (counts, min/max, booleans, integer sums) and
 recomputing the frame otherwise (floats, numerics, variances).  array_agg, string_agg,
-jsonb_agg and jsonb_object_agg over a frame take its values in frame order.
-Deliberately not here: binding (``planner.windows``), frame exclusion (refused at plan
-time), and a from-scratch evaluation
+jsonb_agg and jsonb_object_agg over a frame take its values in frame order.  Frame
+exclusion (``EXCLUDE CURRENT ROW | GROUP | TIES``) removes the current row and/or its peers
+from the contiguous frame ``[s, e)``, leaving at most three segments (``_segments``):
+exactly retracting accumulators retract the excluded rows for that row's answer and add
+them back; the others aggregate the segments afresh.
+Deliberately not here: binding (``planner.windows``), and a from-scratch evaluation
 (``compute.window_reference``, used by ``compute.reference``).
 """
 from __future__ import annotations
@@ -64,6 +67,8 @@ class WindowFrame:
     start_offset: Any = 0
     end: str = "current"
     end_offset: Any = 0
+    #: frame exclusion: ``no_others``, ``current_row``, ``group`` or ``ties``
+    exclude: str = "no_others"
 
     def describe(self) -> str:
         def bound(kind, off, unb):
@@ -72,8 +77,9 @@ class WindowFrame:
             if kind == "current":
                 return "current row"
             return f"{off} {kind}"
+        ex = "" if self.exclude == "no_others" else " exclude " + self.exclude.replace("_", " ")
         return (f"{self.mode} between {bound(self.start, self.start_offset, 'preceding')} and "
-                f"{bound(self.end, self.end_offset, 'following')}")
+                f"{bound(self.end, self.end_offset, 'following')}{ex}")
 
 
 DEFAULT_FRAME = WindowFrame()
@@ -292,24 +298,49 @@ def _evaluate(f: WindowFunc, acc, rows, lay, n):
             if o.desc:
                 keyvals = [None if v is None else -v for v in keyvals]
         starts, ends = _frame_bounds(fr, n, pstart, pend, gno, gstarts, keyvals)
+        excl = None if fr.exclude == "no_others" else (fr.exclude, pstart, pend)
         if acc is not None:
-            acc.run(f, rows, perm, starts, ends, out)
+            acc.run(f, rows, perm, starts, ends, out, excl)
         else:
             a0 = f.args[0]
             for i, r in enumerate(perm):
                 s, e = starts[i], ends[i]
+                segs = ((s, e),) if excl is None else _segments(i, s, e, excl)
                 if name == "nth_value":
                     k = rows[r][f.args[1]]
                     if k is None:
                         continue
                     if k <= 0:
                         raise EvalError("22016", "argument of nth_value must be greater than zero")
-                    j = s + k - 1
-                    if j < e:
-                        out[r] = rows[perm[j]][a0]
-                elif s < e:
-                    out[r] = rows[perm[s if name == "first_value" else e - 1]][a0]
+                    for a, b in segs:
+                        if k <= b - a:
+                            out[r] = rows[perm[a + k - 1]][a0]
+                            break
+                        k -= b - a
+                else:
+                    segs = [(a, b) for a, b in segs if a < b]
+                    if segs:
+                        out[r] = rows[perm[segs[0][0] if name == "first_value" else segs[-1][1] - 1]][a0]
     return out
+
+
+def _excluded(i, excl):
+    """The sorted positions ``[xs, xe)`` removed from row ``i``'s frame, and whether ``i``
+    itself stays (EXCLUDE TIES keeps the current row and removes its peers)."""
+    kind, pstart, pend = excl
+    if kind == "current_row":
+        return i, i + 1, False
+    return pstart[i], pend[i], kind == "ties"
+
+
+def _segments(i, s, e, excl):
+    """Row ``i``'s frame ``[s, e)`` after exclusion, as ordered position ranges."""
+    xs, xe, keep = _excluded(i, excl)
+    segs = [(s, min(e, xs))]
+    if keep and s <= i < e:
+        segs.append((i, i + 1))
+    segs.append((max(s, xe), e))
+    return tuple((a, b) for a, b in segs if a < b)
 
 
 # ------------------------------------------------------------------ aggregates over frames
@@ -329,11 +360,13 @@ class _Accumulator:
         self.kind.init(G)
         return G
 
-    def run(self, f, rows, perm, starts, ends, out):
+    def run(self, f, rows, perm, starts, ends, out, excl=None):
         kind = self.kind
         a0 = f.args[0]
         vals = [rows[r][a0] for r in perm]
         empty = kind.finish(self.fresh())
+        if excl is not None:
+            return self._run_excluding(vals, perm, starts, ends, out, excl, empty)
         G = self.fresh()
         lo = hi = 0
         last = None
@@ -357,6 +390,39 @@ class _Accumulator:
                 lo = s
             out[r] = kind.finish(G)
 
+    def _run_excluding(self, vals, perm, starts, ends, out, excl, empty):
+        """Frames with exclusion: an exact accumulator keeps ``[s, e)`` with the two
+        pointers and retracts the excluded rows inside it just for this row's answer;
+        others aggregate the remaining segments from a fresh state."""
+        kind = self.kind
+        G = self.fresh()
+        lo = hi = 0
+        for i, r in enumerate(perm):
+            s, e = starts[i], ends[i]
+            segs = _segments(i, s, e, excl)
+            if not segs:
+                out[r] = empty
+                continue
+            if not self.exact:
+                H = self.fresh()
+                for a, b in segs:
+                    kind.update([H] * (b - a), vals[a:b], [1] * (b - a))
+                out[r] = kind.finish(H)
+                continue
+            if hi < e:
+                kind.update([G] * (e - hi), vals[hi:e], [1] * (e - hi))
+                hi = e
+            if lo < s:
+                kind.update([G] * (s - lo), vals[lo:s], [-1] * (s - lo))
+                lo = s
+            xs, xe, keep = _excluded(i, excl)
+            gone = [j for j in range(max(s, xs), min(e, xe)) if not (keep and j == i)]
+            if gone:
+                kind.update([G] * len(gone), [vals[j] for j in gone], [-1] * len(gone))
+            out[r] = kind.finish(G)
+            if gone:
+                kind.update([G] * len(gone), [vals[j] for j in gone], [1] * len(gone))
+
 
 class _Sequence:
     """array_agg/string_agg/jsonb_agg/jsonb_object_agg over a frame: the frame's values in
@@ -365,11 +431,14 @@ class _Sequence:
     def __init__(self, agg: AggregateExpr):
         self.func = agg.func
 
-    def run(self, f, rows, perm, starts, ends, out):
+    def run(self, f, rows, perm, starts, ends, out, excl=None):
         a0 = f.args[0]
         vals = [rows[r][a0] for r in perm]
         for i, r in enumerate(perm):
-            frame = vals[starts[i]:ends[i]]
+            if excl is None:
+                frame = vals[starts[i]:ends[i]]
+            else:
+                frame = [v for a, b in _segments(i, starts[i], ends[i], excl) for v in vals[a:b]]
             if self.func == "string_agg":
                 parts = []
                 for v in frame:

@@ -2,7 +2,7 @@
 
 Owns ``reference_window``: a ``WindowAggregateExpr``'s value for one partition, computed
 straight from the definitions (PostgreSQL's): for every row, its peers, rank and frame
-are found by comparing it with every other row, and frame aggregates are
+are found by comparing it with every other row (frame exclusion too), and frame aggregates are
 ``compute.reference.apply_aggregate`` over the frame's values.  Quadratic on purpose:
 it shares no mechanism with ``compute.window`` (no pointers, no accumulators) except the
 tie-break among peers (the whole row, ``compute.reference.cmp_by_order``), which both must
@@ -118,7 +118,20 @@ def _value(f, srt, i, peer):
 
 
 def _in_frame(fr, srt, i, j, peer, order) -> bool:
-    """Is sorted position ``j`` in the frame of the row at sorted position ``i``?"""
+    """Is sorted position ``j`` in the frame of the row at sorted position ``i``, after the
+    frame exclusion (the current row itself; its peers with or without it)?"""
+    ex = getattr(fr, "exclude", "no_others")
+    if ex == "current_row" and j == i:
+        return False
+    if ex == "group" and peer(srt[j], srt[i]):
+        return False
+    if ex == "ties" and j != i and peer(srt[j], srt[i]):
+        return False
+    return _in_bounds(fr, srt, i, j, peer, order)
+
+
+def _in_bounds(fr, srt, i, j, peer, order) -> bool:
+    """Is sorted position ``j`` between the frame bounds of the row at position ``i``?"""
     if fr.mode == "rows":
         lo = {"unbounded": -10**9, "current": i, "preceding": i - fr.start_offset,
               "following": i + fr.start_offset}[fr.start]

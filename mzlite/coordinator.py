@@ -482,7 +482,10 @@ def _select(db: Database, session, plan, stmt) -> Result:
     rows, _ = db.reader.read(session, expr, plan.finishing, as_of=as_of, at_least=plan.as_of_at_least,
                              release_lock=True)
     from sql.types import display_name
-    return Result(f"SELECT {len(rows)}", [(n, display_name(t)) for n, t in plan.columns], rows, len(rows))
+    result = Result(f"SELECT {len(rows)}", [(n, display_name(t)) for n, t in plan.columns], rows, len(rows))
+    from planner.output_typmods import output_typmods  # cursor.description's sizes, computed when read
+    result.typmods = lambda: output_typmods(plan.expr, plan.finishing.project, db.catalog)
+    return result
 
 
 def _insert(db, session, plan, stmt) -> Result:

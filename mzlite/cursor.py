@@ -36,7 +36,7 @@ class Column(tuple):
 
 class Result:
     """What one statement produced."""
-    __slots__ = ("columns", "rows", "rowcount", "status", "stream")
+    __slots__ = ("columns", "rows", "rowcount", "status", "stream", "typmods")
 
     def __init__(self, status: str, columns=None, rows=None, rowcount: int = -1):
         self.status = status
@@ -46,6 +46,9 @@ class Result:
         self.rowcount = rowcount
         #: SUBSCRIBE: the ``mzlite.subscribe.SubscribeStream`` the rows come from (``rows`` unused)
         self.stream = None
+        #: the columns' type modifiers (``planner.output_typmods``), or a function computing
+        #: them when ``description`` is first read; None when unknown
+        self.typmods = None
 
 
 class Cursor:
@@ -103,6 +106,8 @@ class Cursor:
                 convs[i] = _to_timedelta
             elif (t == "jsonb" or t.endswith("[]")) and self.documents_as_python:
                 convs[i] = python_value
+            elif t.endswith(" list") and self.documents_as_python:  # Materialize lists -> list
+                convs[i] = python_value
         if not convs:
             return
         out = []
@@ -147,9 +152,15 @@ class Cursor:
     @property
     def description(self):
         """One ``Column`` 7-tuple per result column, or None when the last statement returned no rows."""
-        if self._result is None or self._result.columns is None:
+        r = self._result
+        if r is None or r.columns is None:
             return None
-        return [Column(name, typ) for name, typ in self._result.columns]
+        if callable(r.typmods):
+            r.typmods = r.typmods()
+        from mzlite.types import column_sizes
+        mods = r.typmods or ()
+        return [Column(name, typ, *column_sizes(typ, mods[i] if i < len(mods) else None))
+                for i, (name, typ) in enumerate(r.columns)]
 
     @property
     def rowcount(self) -> int:

@@ -204,12 +204,47 @@ def _document_bad_type(v):
 def python_value(value):
     """The Python value returned for an engine ``Jsonb`` (dict/list/str/int/float/bool/None;
     numbers with a fraction or exponent part become float) or ``Array`` (a list, its
-    elements converted the same way); other values unchanged."""
+    elements converted the same way; a multi-dimensional array is a list of lists); other
+    values unchanged."""
     from compute.arrays import Array
     from compute.jsonb import Jsonb, to_python
     if isinstance(value, Jsonb):
         return to_python(value.v)
     if isinstance(value, Array):
+        return _convert_nested(value.nested())
+    from compute.lists import List  # Materialize lists (compute.lists): a list, layers nested
+    if isinstance(value, List):
         return [None if x is None else python_value(x) for x in value]
     return value
+
+
+def _convert_nested(v: list) -> list:
+    return [_convert_nested(x) if type(x) is list else None if x is None else python_value(x) for x in v]
+# ---- end
+
+
+# ---- cursor.description sizes (mzlite.cursor)
+#: PostgreSQL's typlen of the fixed-size types, by display name (``internal_size``)
+_INTERNAL_SIZE = {"boolean": 1, "smallint": 2, "integer": 4, "bigint": 8, "real": 4, "double precision": 8,
+                  "date": 4, "time without time zone": 8, "timestamp without time zone": 8,
+                  "timestamp with time zone": 8, "interval": 16, "uuid": 16, "mz_timestamp": 8}
+
+
+def column_sizes(type_code: str, typmod) -> tuple:
+    """``(display_size, internal_size, precision, scale)`` of a description column of display
+    type ``type_code`` with modifier ``typmod`` (``planner.output_typmods``), as psycopg reports
+    them: numeric(p,s) gives precision p and scale s; varchar(n)/char(n) display size n;
+    timestamp(p)/time(p)/interval(p) precision p; fixed-size types their byte size."""
+    display = precision = scale = None
+    if typmod is not None:
+        kind = typmod[0]
+        if kind == "numeric":
+            precision, scale = typmod[1], typmod[2]
+        elif kind in ("varchar", "bpchar"):
+            display = typmod[1]
+        elif kind in ("timestamp", "timestamptz", "time"):
+            precision = typmod[1]
+        elif kind == "interval" and typmod[1] & 0xFFFF != 0xFFFF:
+            precision = typmod[1] & 0xFFFF
+    return display, _INTERNAL_SIZE.get(type_code), precision, scale
 # ---- end

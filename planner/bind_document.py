@@ -1,8 +1,11 @@
 """Binding of the array and jsonb expression forms and of ORDER BY inside aggregate calls
 (the document types' part of ``planner.bind_expr``, split out to keep that module short).
 
-Owns: ``ARRAY[...]`` constructors, subscripts and slices (``a[1]``, ``a[1:2]``, jsonb
-``j['k']``), ``x op ANY/ALL(array)``, the sort keys of ``agg(... ORDER BY ...)`` and the
+Owns: ``ARRAY[...]`` constructors (``ARRAY[[1,2],[3,4]]``: sub-arrays make one more
+dimension), ``ARRAY(SELECT ...)`` (planned as a scalar subquery around ``array_agg`` with the
+subquery's ORDER BY, ``{}`` when it has no rows: ``bind_array_subquery``), subscripts and
+slices (``a[1]``, ``a[1][2]``, ``a[1:2][2]``, jsonb ``j['k']``), ``x op ANY/ALL(array)``,
+the sort keys of ``agg(... ORDER BY ...)`` and the
 types of Python parameters of the document types (``document_literal``: bytes -> bytea,
 UUID -> uuid, dict -> jsonb, list -> array or jsonb; docs/API.md).  Each binding function
 takes the ``ExprContext`` it binds against as its first argument.
@@ -25,7 +28,7 @@ from sql import types as T
 from sql import types_document as TD
 
 #: aggregates whose value depends on input order (ORDER BY inside the call is kept)
-ORDER_SENSITIVE = ("array_agg", "jsonb_agg", "jsonb_object_agg", "string_agg")
+ORDER_SENSITIVE = ("array_agg", "jsonb_agg", "jsonb_object_agg", "string_agg", "list_agg")
 
 
 def _enum_name(v) -> str:
@@ -97,28 +100,109 @@ def bind_array_expr(ctx, node) -> ScalarExpr:
     elems = list(node.elements or ())
     if not elems:
         raise ctx.binder.error("42P18", "cannot determine type of empty array", loc)
-    if any(isinstance(e, ast.A_ArrayExpr) for e in elems):
-        raise ctx.binder.error(errors.FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported", loc)
     bound = [ctx.bind(e) for e in elems]
+    nested = any(isinstance(e, ast.A_ArrayExpr) for e in elems) or any(TD.is_array(ctx.typeof(b)) for b in bound)
     t, coerced = ctx.common(bound, "ARRAY", loc)
-    if TD.is_array(t) or t in ("record", "unknown"):
-        raise ctx.binder.error(errors.FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported", loc)
+    if nested:  # sub-arrays: one more dimension (compute.functions_arrays.array_create_md)
+        if not TD.is_array(t):
+            raise ctx.binder.error(errors.DATATYPE_MISMATCH, f"ARRAY types {T.display_name(t)} and "
+                                   "array are not compatible" if t != "unknown" else
+                                   "cannot determine type of empty array", loc)
+        return Call("array_create_md", tuple(coerced), t)
+    if t in ("record", "unknown"):
+        raise ctx.binder.error(errors.FEATURE_NOT_SUPPORTED, "arrays of records are not supported", loc)
     return Call("array_create", tuple(coerced), TD.array_of(t))
+
+
+def _col(name: str):
+    return ast.ColumnRef(fields=(ast.String(sval=name),))
+
+
+def _is_the_value(sb, targets, setop: bool) -> bool:
+    """Whether ORDER BY item ``sb`` of a one-column subquery sorts by that column itself
+    (``ORDER BY 1``, its name or alias; a set operation can only sort by its columns)."""
+    n = sb.node
+    if isinstance(n, ast.A_Const) and isinstance(n.val, ast.Integer):
+        return n.val.ival == 1
+    if setop:
+        return True
+    if isinstance(n, ast.ColumnRef) and len(n.fields) == 1 and isinstance(n.fields[0], ast.String) and targets:
+        t = targets[0]
+        name = n.fields[0].sval
+        return t.name == name or (t.name is None and isinstance(t.val, ast.ColumnRef)
+                                  and isinstance(t.val.fields[-1], ast.String) and t.val.fields[-1].sval == name)
+    return False
+
+
+def bind_array_subquery(ctx, node) -> ScalarExpr:
+    """``ARRAY(SELECT v FROM ... ORDER BY k)``: ``coalesce((SELECT array_agg(v ORDER BY k)
+    FROM (SELECT v, k FROM ...)), '{}')``, bound (and decorrelated) as a scalar subquery."""
+    from compute.arrays import Array
+    sub = node.subselect
+    loc = node.location
+    setop = _enum_name(sub.op) not in (None, "SETOP_NONE", 0)
+    first = sub
+    while _enum_name(first.op) not in (None, "SETOP_NONE", 0):
+        first = first.larg
+    width = list(first.targetList or ())
+    if len(width) != 1:
+        raise ctx.binder.error(errors.SYNTAX_ERROR, "subquery must return only one column", loc)
+    targets = [] if setop else list(sub.targetList)
+    names, order, extra = ["_mzlite_v"], [], []
+    for sb in sub.sortClause or ():
+        if sb.useOp:
+            raise ctx.binder.error(errors.FEATURE_NOT_SUPPORTED, "ORDER BY ... USING is not supported", loc)
+        if _is_the_value(sb, targets, setop):
+            key = "_mzlite_v"
+        else:
+            key = f"_mzlite_k{len(extra) + 1}"
+            extra.append(ast.ResTarget(val=sb.node))
+            names.append(key)
+        order.append(ast.SortBy(node=_col(key), sortby_dir=sb.sortby_dir, sortby_nulls=sb.sortby_nulls,
+                                location=-1))
+    inner = sub
+    if extra:
+        inner = ast.SelectStmt(**{f: getattr(sub, f) for f in sub})
+        inner.targetList = tuple(targets + extra)
+    agg = ast.FuncCall(funcname=(ast.String(sval="array_agg"),), args=(_col("_mzlite_v"),),
+                       agg_order=tuple(order) or None, location=loc)
+    outer = ast.SelectStmt(targetList=(ast.ResTarget(val=agg, location=loc),),
+                           fromClause=(ast.RangeSubselect(subquery=inner, alias=ast.Alias(
+                               aliasname="_mzlite_array", colnames=tuple(ast.String(sval=n) for n in names))),))
+    e = ctx.bind(ast.SubLink(subLinkType="EXPR_SUBLINK", subselect=outer, location=loc))
+    t = ctx.typeof(e)
+    return Call("coalesce", (e, Literal(Array(()), t)), t)
 
 
 def bind_indirection(ctx, node) -> ScalarExpr:
     x = ctx.bind(node.arg)
     loc = getattr(node.arg, "location", None)
-    for ind in node.indirection:
+    pending = list(node.indirection)
+    while pending:
+        ind = pending.pop(0)
         t = ctx.typeof(x)
+        if isinstance(ind, ast.A_Indices) and t.endswith(" list"):  # lists (planner.bind_lists)
+            from planner.bind_lists import bind_list_subscript
+            x = bind_list_subscript(ctx, x, ind, loc)
+            continue
         if isinstance(ind, ast.A_Indices) and TD.is_array(t):
-            if ind.is_slice:
-                lo = ctx.coerce(ctx.bind(ind.lidx), "int4", "implicit", loc) if ind.lidx else Literal(None, "int4")
-                hi = ctx.coerce(ctx.bind(ind.uidx), "int4", "implicit", loc) if ind.uidx else Literal(None, "int4")
-                x = Call("array_slice", (x, lo, hi), t)
+            run = [ind]  # consecutive subscripts address one element or slice (a[1][2], a[1:2][2])
+            while pending and isinstance(pending[0], ast.A_Indices):
+                run.append(pending.pop(0))
+            if any(r.is_slice for r in run):
+                args = [x]
+                for r in run:
+                    if r.is_slice:
+                        args.append(ctx.coerce(ctx.bind(r.lidx), "int4", "implicit", loc) if r.lidx
+                                    else Literal(None, "int4"))
+                    else:  # a plain subscript among slices means 1:i
+                        args.append(Literal(1, "int4"))
+                    args.append(ctx.coerce(ctx.bind(r.uidx), "int4", "implicit", loc) if r.uidx
+                                else Literal(None, "int4"))
+                x = Call("array_slice", tuple(args), t)
             else:
-                i = ctx.coerce(ctx.bind(ind.uidx), "int4", "implicit", loc)
-                x = Call("array_index", (x, i), TD.element_type(t))
+                idx = tuple(ctx.coerce(ctx.bind(r.uidx), "int4", "implicit", loc) for r in run)
+                x = Call("array_index", (x,) + idx, TD.element_type(t))
         elif isinstance(ind, ast.A_Indices) and t == "jsonb" and not ind.is_slice:
             k = ctx.bind(ind.uidx)
             kt = "int4" if ctx.typeof(k) in T.INTEGER_TYPES else "text"

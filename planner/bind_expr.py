@@ -135,7 +135,7 @@ class Grouping:
 
 AGGREGATES = F.aggregate_names()
 #: the collecting aggregates (see AggregateExpr.order_by and planner.bind_document)
-_COLLECTING = ("array_agg", "jsonb_agg", "jsonb_object_agg")
+_COLLECTING = ("array_agg", "jsonb_agg", "jsonb_object_agg", "list_agg")
 
 
 def is_aggregate_call(node) -> bool:
@@ -484,6 +484,11 @@ class ExprContext:
         if isinstance(node.arg, ast.A_ArrayExpr) and not node.arg.elements and TD.is_array(to):
             from compute.arrays import Array
             return Literal(Array(()), to)
+        if isinstance(node.arg, ast.FuncCall) and to.endswith(" list"):  # LIST[]::int list (planner.bind_lists)
+            from planner.bind_lists import cast_empty_list
+            empty = cast_empty_list(self, node.arg, to)
+            if empty is not None:
+                return empty
         x = self.bind(node.arg)
         return self.apply_typmod(self.coerce(x, to, "explicit", node.location), mod, True, node.location)
 
@@ -537,6 +542,10 @@ class ExprContext:
         if node.over is not None:  # window functions: planner.windows
             from planner.windows import window_call
             return window_call(self, node)
+        if name == "list":  # Materialize's LIST[...] / LIST(subquery) (planner.bind_lists)
+            from planner.bind_lists import bind_list_constructor, is_list_constructor
+            if is_list_constructor(node):
+                return bind_list_constructor(self, node)
         if name in AGGREGATES:
             g = self.grouping
             if g is not None and id(node) in g.aggs:
@@ -588,6 +597,9 @@ class ExprContext:
             if not order_by and node.agg_filter is not None and res.func != "jsonb_object_agg":
                 # array_agg/jsonb_agg keep NULL values, so FILTER needs the ordered form's NULL record
                 keys, order_by = (Literal(True, "bool"),), ((False, True),)
+            if not order_by and res.func == "list_agg":  # always ordered (planner.bind_lists)
+                from planner.bind_lists import LIST_AGG_DEFAULT_ORDER
+                keys, order_by = (Literal(True, "bool"),), LIST_AGG_DEFAULT_ORDER
             if order_by or res.func == "jsonb_object_agg":
                 expr = Call("record", (expr,) + keys, "record")
                 if node.agg_filter is not None:
@@ -627,6 +639,9 @@ class ExprContext:
     # ---- subqueries
     def _SubLink(self, node) -> ScalarExpr:
         from planner import decorrelate
+        if enum_name(node.subLinkType) == "ARRAY_SUBLINK":  # ARRAY(SELECT ...): planner.bind_document
+            from planner.bind_document import bind_array_subquery
+            return bind_array_subquery(self, node)
         return decorrelate.bind_sublink(self, node)
 
     def _RowExpr(self, node) -> ScalarExpr:
@@ -650,6 +665,9 @@ def figure_colname(node) -> str:
         last = node.fields[-1]
         return last.sval if isinstance(last, ast.String) else "?column?"
     if isinstance(node, ast.FuncCall):
+        if node.funcname[-1].sval.lower() == "list" and node.args and isinstance(node.args[0], ast.SubLink):
+            from planner.bind_lists import subquery_colname  # LIST(subquery): its column's name
+            return subquery_colname(node, figure_colname)
         return node.funcname[-1].sval.lower()
     if isinstance(node, ast.TypeCast):
         inner = figure_colname(node.arg)
@@ -689,8 +707,6 @@ def type_modifier(binder, tn, type_: str):
     """The modifier written in the pglast ``TypeName`` ``tn`` (base type ``type_``), validated
     by ``sql.types_exact.typmod_for``; None when there is none."""
     from sql.types_exact import typmod_for
-    if type_ in ("time", "timestamp", "timestamptz", "interval"):
-        return None  # fractional-second precision and interval fields are accepted and ignored
     mods = []
     for m in tn.typmods or ():
         v = getattr(getattr(m, "val", None), "ival", None)
@@ -699,6 +715,9 @@ def type_modifier(binder, tn, type_: str):
                                tn.location)
         mods.append(v)
     try:
+        if type_ in ("time", "timestamp", "timestamptz", "interval"):  # precision, interval fields
+            from sql.types_datetime import typmod_for_datetime
+            return typmod_for_datetime(type_, mods)
         return typmod_for(tn.names[-1].sval, type_, mods)
     except errors.Error as e:
         e.position = binder.pos(tn.location)
@@ -736,7 +755,7 @@ _INTERVAL_FIELDS = ((1 << 12, "s"), (1 << 11, "min"), (1 << 10, "h"), (1 << 3, "
 def interval_literal(ctx: ExprContext, node) -> Literal:
     """``INTERVAL '1' DAY`` / ``INTERVAL '1 day 10:05:30' HOUR TO MINUTE``: a bare number is
     in the qualifier's lowest unit and fields below it are dropped, as PostgreSQL does."""
-    from compute.dates import USECS_PER_HOUR, USECS_PER_MINUTE, Interval, parse_interval
+    from compute.dates import parse_interval
     mods = [getattr(getattr(m, "val", None), "ival", None) for m in node.typeName.typmods]
     mask = mods[0] if mods and isinstance(mods[0], int) else 0x7FFF
     low = next((u for bit, u in _INTERVAL_FIELDS if mask & bit), "s")
@@ -744,25 +763,13 @@ def interval_literal(ctx: ExprContext, node) -> Literal:
         iv = parse_interval(node.arg.val.sval, low)
     except EvalError as ex:
         raise errors.error_for(ex.sqlstate, ex.message, position=ctx.binder.pos(node.location))
-    m, d, us = iv.months, iv.days, iv.micros
-
-    def cut(x, unit):
-        q = abs(x) // unit * unit
-        return q if x >= 0 else -q
-    if low == "y":
-        m, d, us = cut(m, 12), 0, 0
-    elif low == "mon":
-        d, us = 0, 0
-    elif low == "d":
-        us = 0
-    elif low == "h":
-        us = cut(us, USECS_PER_HOUR)
-    elif low == "min":
-        us = cut(us, USECS_PER_MINUTE)
-    elif len(mods) > 1 and isinstance(mods[1], int) and 0 <= mods[1] < 6:
-        step = 10 ** (6 - mods[1])
-        us = cut(us, step) if step > 1 else us
-    return Literal(Interval(m, d, us), "interval")
+    from compute.dates_typmod import typmod_interval
+    from sql.types_datetime import typmod_for_datetime
+    mod = typmod_for_datetime("interval", [mask] + [m for m in mods[1:2] if isinstance(m, int)])
+    try:  # fields below the qualifier dropped, seconds rounded to its precision (PostgreSQL)
+        return Literal(iv if mod is None else typmod_interval(iv, mod[1]), "interval")
+    except EvalError as ex:
+        raise errors.error_for(ex.sqlstate, ex.message, position=ctx.binder.pos(node.location))
 
 
 def _install_datetime_parsers() -> None:

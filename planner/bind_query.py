@@ -8,7 +8,8 @@ that query level carries ``D``'s columns as a leading *prefix*, and outer refere
 resolve to prefix columns.  So a correlated subquery is an ordinary relation keyed by its
 prefix, joined back to the outer rows on it (``planner.decorrelate``); nothing is ever
 evaluated per row.  Views are inlined (their stored MIR), tables and materialized views
-become ``Get``.
+become ``Get``.  A WITH item is bound uncorrelated when it can be, else against the
+enclosing subquery's outer relation (``planner.ctes``), like any relation of that level.
 Deliberately not here: scalar expressions (``planner.bind_expr``), subquery and outer-join
 constructions (``planner.decorrelate``), statements (``planner.bind_stmt``).
 This module is over 600 lines because SELECT's clauses share one binding state.
@@ -24,6 +25,7 @@ from compute.relation import (ColumnOrder, Constant, Filter, FlatMap, Get, Join,
                               Threshold, TopK, Union)
 from compute.scalar import Call, Column, Literal
 from planner import decorrelate as dc
+from planner.ctes import bind_cte, correlated_cte_below
 from planner.bind_expr import (ExprContext, Grouping, GroupScope, OuterRef, Scope, ScopeItem, enum_name,
                                figure_colname, find_aggregates, parse_nodes)
 from sql import errors
@@ -96,6 +98,8 @@ class Binder:
         self.params = tuple(params)
         self.depends_on: set = set()
         self.ctes: list[dict] = []
+        #: > 0 while binding a subquery's first pass (``decorrelate.plan_subquery``)
+        self.discovering = 0
 
     def pos(self, loc):
         if self.stmt is None or loc is None:
@@ -125,7 +129,7 @@ class Binder:
     def bind_query(self, node, outer: Outer = TOP) -> BoundQuery:
         pushed = False
         if getattr(node, "withClause", None) is not None:
-            self.push_ctes(node.withClause)
+            self.push_ctes(node.withClause, outer)
             pushed = True
         try:
             op = enum_name(node.op)
@@ -138,14 +142,14 @@ class Binder:
             if pushed:
                 self.ctes.pop()
 
-    def push_ctes(self, wc) -> None:
+    def push_ctes(self, wc, outer: Outer = TOP) -> None:
         if wc.recursive:  # WITH RECURSIVE / WITH MUTUALLY RECURSIVE: planner.recursive
             from planner.recursive import push_recursive_ctes
-            return push_recursive_ctes(self, wc)
+            return push_recursive_ctes(self, wc, outer)
         frame: dict = {}
         self.ctes.append(frame)
         for cte in wc.ctes:
-            bq = self.bind_query(cte.ctequery, TOP)
+            bq, owner = bind_cte(self, lambda o: self.bind_query(cte.ctequery, o), outer)
             names = list(bq.names)
             if cte.aliascolnames:
                 al = [a.sval for a in cte.aliascolnames]
@@ -156,7 +160,7 @@ class Binder:
             if cte.ctename in frame:
                 raise self.error(errors.DUPLICATE_TABLE if False else "42712",
                                  f'WITH query name "{cte.ctename}" specified more than once', cte.location)
-            frame[cte.ctename] = (bq.finished(), names, list(bq.types))
+            frame[cte.ctename] = (bq.finished(), names, list(bq.types)) + ((owner,) if owner is not None else ())
 
     def lookup_cte(self, name: str):
         for frame in reversed(self.ctes):
@@ -264,7 +268,21 @@ class Binder:
         if node.whereClause is not None:
             ctx = ExprContext(self, rel, types, scope, clause="WHERE")
             preds = []
-            for conj in _conjuncts(node.whereClause):
+            conjs = _conjuncts(node.whereClause)
+            plain = [c for c in conjs if not _has_sublink(c)]
+            if plain and len(plain) < len(conjs):
+                # conjuncts without subqueries filter first (as PostgreSQL orders quals by cost):
+                # the subqueries' outer relation is then the filtered one, and the filters stay
+                # where predicate pushdown reaches (decorrelation reads that relation twice,
+                # through a Let); on a binding error, bind in written order to report the first
+                try:
+                    first = [ctx.bind_bool(c, "WHERE") for c in plain]
+                except errors.Error:
+                    first = None
+                if first is not None:
+                    ctx.rel = Filter(ctx.rel, tuple(first))
+                    conjs = [c for c in conjs if _has_sublink(c)]
+            for conj in conjs:
                 if not dc.filter_by_sublink(ctx, conj):
                     preds.append(ctx.bind_bool(conj, "WHERE"))
             rel = Filter(ctx.rel, tuple(preds)) if preds else ctx.rel
@@ -557,8 +575,8 @@ class Binder:
         """A FROM item as a relation carrying the outer prefix; scope items index into it."""
         p = outer.arity
         if isinstance(f, ast.RangeVar):
-            rel, names, types, table = self.bind_relation(f)
-            if p:
+            rel, names, types, table = self.bind_relation(f, outer)
+            if p and not self.is_correlated_cte(f):
                 rel = Join((outer.rel, rel), ())
             names = self.apply_alias(f.alias, names, table, f.location)
             table = f.alias.aliasname if f.alias is not None else table
@@ -643,12 +661,19 @@ class Binder:
         return fid, exprs, (tuple(types), tuple(names))
     # ---- end
 
-    def bind_relation(self, rv):
-        """(relation, column names, types, default table name) for a named FROM item."""
+    def is_correlated_cte(self, rv) -> bool:
+        cte = None if rv.schemaname or rv.catalogname else self.lookup_cte(rv.relname)
+        return cte is not None and len(cte) == 4
+
+    def bind_relation(self, rv, outer: Outer = TOP):
+        """(relation, column names, types, default table name) for a named FROM item (a
+        correlated CTE's relation carries ``outer``'s prefix: ``planner.ctes``)."""
         if not rv.schemaname and not rv.catalogname:
             cte = self.lookup_cte(rv.relname)
             if cte is not None:
-                expr, names, types = cte
+                expr, names, types = cte[:3]
+                if len(cte) == 4 and cte[3] is not outer:
+                    expr = correlated_cte_below(self, rv, expr, cte[3], outer)
                 return expr, list(names), list(types), rv.relname
         parts = tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x)
         item = self.catalog.resolve(parts, position=self.pos(rv.location))
@@ -681,6 +706,10 @@ def _conjuncts(node) -> list:
             out.extend(_conjuncts(a))
         return out
     return [node]
+
+
+def _has_sublink(node) -> bool:
+    return any(isinstance(n, ast.SubLink) for n in parse_nodes(node))
 
 
 def _shift(item: ScopeItem, by: int) -> ScopeItem:

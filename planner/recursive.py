@@ -9,8 +9,9 @@ translation of both forms to ``compute.relation.LetRec``.
 Invariants:
 
 * Each recursive CTE in a WITH frame is bound to a *closed* ``LetRec`` expression (every
-  LocalId it reads is bound inside it or by an enclosing recursive binding), so a CTE
-  referenced twice is simply inlined twice, like every CTE here.  While a binding's own
+  LocalId it reads is bound inside it or by an enclosing binding: a correlated one reads
+  its subquery's outer relation, bound by ``planner.decorrelate``), so a CTE referenced
+  twice is simply inlined twice, like every CTE here.  While a binding's own
   query is bound, its name (and, for WITH MUTUALLY RECURSIVE, every name of the block)
   means ``Get(LocalId)`` of the binding.
 * LocalIds come from one process-wide counter, so plans that inline views (each bound on
@@ -34,8 +35,10 @@ Invariants:
   recursive term is cast to them when their common type is the non-recursive term's, else
   42804 as in PostgreSQL.
 
-Deliberately not here: correlated recursive CTEs (a recursive CTE is bound at top level,
-like every CTE here), SEARCH/CYCLE clauses (0A000), evaluation (``compute``).  Items of a
+A recursive CTE inside a correlated subquery may read the enclosing query's columns: it is
+then bound against that subquery's outer relation (``planner.ctes``), its bindings
+carrying that relation's prefix.  Deliberately not here: SEARCH/CYCLE clauses
+(0A000), evaluation (``compute``).  Items of a
 WITH RECURSIVE are bound in dependency order (an item may read a later one, as in
 PostgreSQL; a cycle through two items is PostgreSQL's 0A000 "mutual recursion" error).
 One known difference: the first iteration also evaluates the recursive term over an empty
@@ -53,6 +56,7 @@ from compute.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, L
                               Project, RecursionLimit, Reduce, Threshold, Union, children)
 from compute.scalar import Column
 from planner.bind_expr import enum_name, find_aggregates, parse_nodes
+from planner.ctes import bind_cte
 from sql import errors
 from sql import types as T
 
@@ -68,9 +72,13 @@ def next_local_id() -> LocalId:
     return LocalId(next(_ids))
 
 
-def push_recursive_ctes(b, wc) -> None:
+def push_recursive_ctes(b, wc, outer=None) -> None:
     """Bind a ``WITH RECURSIVE`` (or ``WITH MUTUALLY RECURSIVE``) clause: push one CTE frame
-    on ``b.ctes`` (the caller pops it), as ``Binder.push_ctes`` does."""
+    on ``b.ctes`` (the caller pops it), as ``Binder.push_ctes`` does.  ``outer`` is the
+    query level's outer relation: a WITH RECURSIVE item may be correlated with it
+    (``planner.ctes``)."""
+    from planner.bind_query import TOP
+    outer = TOP if outer is None else outer
     info = None
     stmt = getattr(b, "stmt", None)
     if stmt is not None:
@@ -85,9 +93,10 @@ def push_recursive_ctes(b, wc) -> None:
                 raise b.error(errors.FEATURE_NOT_SUPPORTED, "SEARCH and CYCLE clauses are not supported",
                               cte.location)
             if references(cte.ctequery, cte.ctename):
-                frame[cte.ctename] = _bind_with_recursive(b, cte, frame)
+                entry, owner = bind_cte(b, lambda o: _bind_with_recursive(b, cte, frame, o), outer)
             else:
-                frame[cte.ctename] = _bind_plain(b, cte)
+                entry, owner = bind_cte(b, lambda o: _bind_plain(b, cte, o), outer)
+            frame[cte.ctename] = entry + ((owner,) if owner is not None else ())
 
 
 # ------------------------------------------------------------------ shared
@@ -117,9 +126,8 @@ def _dependency_order(b, ctes) -> list:
 
 
 
-def _bind_plain(b, cte):
-    from planner.bind_query import TOP
-    bq = b.bind_query(cte.ctequery, TOP)
+def _bind_plain(b, cte, outer):
+    bq = b.bind_query(cte.ctequery, outer)
     names = _alias(b, cte, list(bq.names))
     return (bq.finished(), names, list(bq.types))
 
@@ -270,18 +278,21 @@ def _check_recursive_term(b, name: str, rarg) -> None:
                              getattr(aggs[0], "location", None))
 
 
-def _bind_with_recursive(b, cte, frame: dict):
-    from planner.bind_query import TOP
+def _bind_with_recursive(b, cte, frame: dict, outer):
+    """The item's ``(LetRec, names, types)``; bound against ``outer`` (TOP, or a correlated
+    subquery's outer relation: then every binding carries its prefix, so the iteration runs
+    for every outer row at once, and the LetRec reads the outer relation's Let)."""
     name = cte.ctename
     larg, rarg, union_all = _check_form(b, cte)
-    nonrec = b.bind_query(larg, TOP)
+    nonrec = b.bind_query(larg, outer)
     types = list(nonrec.types)
     names = _alias(b, cte, list(nonrec.names))
+    p = outer.arity
     n = len(types)
     started, w, acc = next_local_id(), next_local_id(), next_local_id()
-    frame[name] = (Get(w, n), names, types)
+    frame[name] = (Get(w, p + n), names, types) + ((outer,) if p else ())
     try:
-        rec = b.bind_query(rarg, TOP)
+        rec = b.bind_query(rarg, outer)
     finally:
         del frame[name]
     if len(rec.types) != n:
@@ -298,7 +309,8 @@ def _bind_with_recursive(b, cte, frame: dict):
                         _first_loc(larg))
             e.hint = "Cast the output of the non-recursive term to the correct type."
             raise e
-    rec_expr = b.cast_columns(rec_expr, 0, list(rec.types), types)
+    rec_expr = b.cast_columns(rec_expr, p, list(rec.types), types)
+    n += p  # from here on the bindings' columns: the prefix, then the item's
     all_cols = tuple(Column(i) for i in range(n))
     if LINEAR_FORM and _linear(rec_expr, w, bag=union_all):
         # r = nonrec UNION [ALL] rec(r): the same rows when rec is linear and strict in r

@@ -18,8 +18,9 @@ identical calls share it.
 
 RANGE frames with offset PRECEDING/FOLLOWING take one numeric ORDER BY column (integer,
 numeric or float, as PostgreSQL's in_range); over date/time columns they are refused with
-0A000, as are frame exclusion and DISTINCT and ORDER BY inside window aggregates
-(PostgreSQL refuses the latter two too).
+0A000, as are DISTINCT and ORDER BY inside window aggregates (PostgreSQL refuses them
+too).  Frame exclusion (``EXCLUDE CURRENT ROW | GROUP | TIES | NO OTHERS``) goes into the
+``WindowFrame``.
 Deliberately not here: the per-partition evaluation (``compute.window``).
 """
 from __future__ import annotations
@@ -187,8 +188,9 @@ def _bind_frame(binder, wd: dict, order_types: list) -> WindowFrame:
     opts = wd["frame_options"]
     loc = wd["location"]
     mode = "rows" if opts & PN.FRAMEOPTION_ROWS else "groups" if opts & PN.FRAMEOPTION_GROUPS else "range"
-    if opts & (PN.FRAMEOPTION_EXCLUDE_CURRENT_ROW | PN.FRAMEOPTION_EXCLUDE_GROUP | PN.FRAMEOPTION_EXCLUDE_TIES):
-        raise binder.error(errors.FEATURE_NOT_SUPPORTED, "frame exclusion is not supported", loc)
+    exclude = ("current_row" if opts & PN.FRAMEOPTION_EXCLUDE_CURRENT_ROW else
+               "group" if opts & PN.FRAMEOPTION_EXCLUDE_GROUP else
+               "ties" if opts & PN.FRAMEOPTION_EXCLUDE_TIES else "no_others")
     if mode == "groups" and not wd["order"]:
         raise binder.error("42P20", "GROUPS mode requires an ORDER BY clause", loc)
     offset_type = "int8"
@@ -213,7 +215,7 @@ def _bind_frame(binder, wd: dict, order_types: list) -> WindowFrame:
     elif opts & (PN.FRAMEOPTION_END_OFFSET_PRECEDING | PN.FRAMEOPTION_END_OFFSET_FOLLOWING):
         end = "preceding" if opts & PN.FRAMEOPTION_END_OFFSET_PRECEDING else "following"
         eo = _offset(binder, wd["end"], mode, "ending", offset_type, order_types)
-    return WindowFrame(mode, start, so, end, eo)
+    return WindowFrame(mode, start, so, end, eo, exclude)
 
 
 def _offset(binder, x, mode: str, which: str, to: str, order_types: list):
@@ -289,6 +291,8 @@ def _bind_call(binder, ctx, call, wd: dict) -> dict:
             res = F.resolve_aggregate(name, types)
         except errors.Error as ex:
             raise with_position(ex, binder.pos(loc))
+        if res.func == "list_agg":  # lists (planner.bind_lists): not as a window function
+            raise binder.error(errors.FEATURE_NOT_SUPPORTED, "list_agg is not implemented for window functions", loc)
         if res.func == "count" and not args:
             expr = Literal(True, "bool")
         elif res.func == "jsonb_object_agg":

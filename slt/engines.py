@@ -196,7 +196,8 @@ class MzliteEngine(Engine):
         """Date/time columns as PostgreSQL's text (the PostgreSQL adapter receives text for them)."""
         from mzlite.types import pg_text
         cols = [i for i, d in enumerate(desc) if d[1] == self._mz.DATETIME and d[1] != "mz_timestamp"
-                or d[1] in ("bytea", "uuid", "jsonb") or d[1].endswith("[]")]  # as PostgreSQL's text
+                or d[1] in ("bytea", "uuid", "jsonb") or d[1].endswith("[]")  # as PostgreSQL's text
+                or d[1].endswith(" list")]  # Materialize lists, as Materialize prints them
         if not cols or not rows:
             return rows
         out = []

@@ -195,6 +195,9 @@ def resolve_function(name: str, arg_types) -> Resolution:
         return Resolution("concat_ws", ("text",) + tuple("text" if a == "unknown" else a for a in args[1:]), "text")
     if name in ("row", "record"):
         return Resolution("record", args, "record")
+    hooked = _lists.resolve_function_hook(name, args)  # Materialize's list functions (sql.functions_lists)
+    if hooked is not None:
+        return hooked
     hooked = _doc.resolve_function_hook(name, args)  # polymorphic array/jsonb functions
     if hooked is not None:
         return hooked
@@ -289,6 +292,9 @@ def resolve_operator(op: str, left: str, right: str | None = None) -> Resolution
     if o in ("is distinct from", "is not distinct from"):
         r = resolve_operator("=", left, right)
         return Resolution(o.replace(" ", "_"), r.arg_types, "bool")
+    hooked = _lists.resolve_operator_hook(o, left, right)  # lists (sql.functions_lists)
+    if hooked is not None:
+        return hooked
     hooked = _doc.resolve_operator_hook(o, left, right)  # arrays, bytea/jsonb ||
     if hooked is not None:
         return hooked
@@ -369,6 +375,9 @@ def resolve_aggregate(name: str, arg_types) -> AggResolution:
             raise _err(f"function count({_list(args)}) does not exist", "42883")
         t = args[0] if args else "bool"
         return AggResolution("count", "text" if t == "unknown" else t, "int8")
+    hooked = _lists.resolve_aggregate_hook(n, args)  # list_agg (sql.functions_lists)
+    if hooked is not None:
+        return hooked
     hooked = _doc.resolve_aggregate_hook(n, args)  # array_agg, jsonb_agg, jsonb_object_agg
     if hooked is not None:
         return hooked
@@ -418,6 +427,7 @@ def all_func_ids() -> set[str]:
     ids |= {"is_distinct_from", "is_not_distinct_from"} | {f"neg_{t}" for t in NUMERIC_TYPES}
     ids |= {f"bitnot_{t}" for t in INTEGER_TYPES}
     ids |= _doc.HOOK_FUNC_IDS
+    ids |= _lists.HOOK_FUNC_IDS  # lists
     ids |= set(_dt.UNARY_MINUS.values())  # date/time family
     for a in TYPES:
         for b in TYPES:
@@ -427,4 +437,5 @@ def all_func_ids() -> set[str]:
 
 
 from sql import functions_document as _doc  # noqa: E402  (bytea, uuid, jsonb, arrays)
+from sql import functions_lists as _lists  # noqa: E402  (Materialize's lists)
 from sql import functions_datetime as _dt  # noqa: E402,F401  (date/time family)

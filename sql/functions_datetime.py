@@ -4,7 +4,7 @@ Owns which func id each date/time call resolves to, with PostgreSQL's signatures
 (pg_proc/pg_operator): comparisons of every date/time type with itself (the mixed
 ``date < timestamp`` comparisons resolve through the implicit casts of
 ``sql.types_datetime``), date/timestamp/time/interval arithmetic, ``extract`` (numeric) and
-``date_part`` (float8), ``date_trunc``, ``age``, ``justify_*``, ``make_*``, ``to_char``,
+``date_part`` (float8), ``date_trunc``, ``age``, ``isfinite``, ``justify_*``, ``make_*``, ``to_char``,
 ``to_timestamp``, ``date_bin``, ``now()``, and ``min``/``max``/``sum``/``avg`` over them.
 Invariant: every func id here is implemented in ``compute.functions_datetime`` (the
 registry-coverage test checks it).  Deliberately not here: evaluation (``compute``), and
@@ -66,6 +66,8 @@ for _t in ("timestamp", "timestamptz", "interval"):
     _add("to_char", (_t, "text"), "text", "to_char_timestamp")
 for _n in ("justify_days", "justify_hours", "justify_interval"):
     _add(_n, ("interval",), "interval", _n)
+for _t in ("date", "timestamp", "timestamptz", "interval"):
+    _add("isfinite", (_t,), "bool", "isfinite")
 _add("make_date", ("int4", "int4", "int4"), "date", "make_date")
 _add("make_timestamp", ("int4", "int4", "int4", "int4", "int4", "float8"), "timestamp", "make_timestamp")
 _MAKE_INTERVAL = ("int4", "int4", "int4", "int4", "int4", "int4", "float8")

@@ -70,7 +70,8 @@ HOOK_FUNC_IDS = {"array_length", "array_cardinality", "array_position", "array_t
                  "array_append", "array_prepend", "array_contains", "array_contained", "array_overlap",
                  "array_lower", "array_upper", "eq", "neq", "lt", "lte", "gt", "gte", "to_jsonb",
                  "jsonb_build_object", "jsonb_build_array", "jsonb_extract_path", "jsonb_extract_path_text",
-                 "bytea_concat", "jsonb_concat", "array_remove", "array_replace"}
+                 "bytea_concat", "jsonb_concat", "array_remove", "array_replace",
+                 "array_ndims", "array_dims"}  # multi-dimensional arrays (compute.arrays)
 
 
 def _err(msg: str, code: str = "42883") -> ProgrammingError:
@@ -98,6 +99,10 @@ def resolve_function_hook(name: str, args: tuple):
         if len(args) != 1 or not _array_arg(args[0]):
             raise _nofunc(name, args)
         return Resolution("array_cardinality", args, "int4")
+    if name in ("array_ndims", "array_dims"):  # multi-dimensional arrays (compute.arrays)
+        if len(args) != 1 or not _array_arg(args[0]):
+            raise _nofunc(name, args)
+        return Resolution(name, args, "int4" if name == "array_ndims" else "text")
     if name == "array_position":
         if len(args) not in (2, 3) or not _array_arg(args[0]):
             raise _nofunc(name, args)
@@ -210,8 +215,8 @@ def resolve_aggregate_hook(n: str, args: tuple):
         if len(args) != 1:
             raise _nofunc(n, args)
         t = "text" if args[0] == "unknown" else args[0]
-        if is_array(t):
-            raise ProgrammingError("array_agg over arrays (multi-dimensional) is not supported", sqlstate="0A000")
+        if is_array(t):  # array_agg(anyarray): one more dimension (compute.functions_arrays)
+            return AggResolution("array_agg", t, t)
         if t not in TYPES:
             raise _nofunc(n, args)
         return AggResolution("array_agg", t, array_of(t))
@@ -241,9 +246,20 @@ TABLE_FUNCTIONS = {
 def resolve_table_function(name: str, args: tuple):
     """``(func id, parameter types, column names, column types)`` of the table functions
     over arrays and jsonb (``unnest(anyarray)``, ``jsonb_each``, ...); None for other names."""
+    if name == "unnest" and len(args) == 1 and args[0].endswith(" list"):  # lists (sql.functions_lists)
+        from sql.functions_lists import resolve_table_function as lists
+        return lists(name, args)
     if name == "unnest":
+        if len(args) > 1:  # unnest(a, b, ...) in FROM: zipped (compute.arrays.unnest_zip)
+            if "unknown" in args:
+                raise ProgrammingError("function unnest(unknown) is not unique", sqlstate="42725",
+                                       hint="Could not choose a best candidate function. "
+                                            "You might need to add explicit type casts.")
+            if not all(is_array(a) for a in args):
+                raise _nofunc(name, args)
+            return "unnest_zip", tuple(args), ("unnest",) * len(args), tuple(element_type(a) for a in args)
         if len(args) != 1:
-            raise ProgrammingError("unnest of several arrays is not supported", sqlstate="0A000")
+            raise _nofunc(name, args)
         if args[0] == "unknown":
             raise ProgrammingError("function unnest(unknown) is not unique", sqlstate="42725",
                                    hint="Could not choose a best candidate function. "

@@ -8,8 +8,10 @@ handled by blanking its Materialize-only parts out of the text pglast sees
 (``rewrite_mutually_recursive``) and recording them beside the statement.  Invariant: every embedded expression or query
 is a pglast node whose ``location`` values are character offsets relative to the start of
 the *statement* it belongs to (the parser guarantees this by parsing sub-texts padded to
-their original offsets), so binding errors point at the right character.  Deliberately not
-here: tokenizing and dispatch (``sql.parse``) and any meaning (``planner``).
+their original offsets), so binding errors point at the right character.  Materialize's list
+syntax (``int list``, ``LIST[...]``, ``LIST(subquery)``) is rewritten into pglast's grammar by
+``sql.syntax_lists``, a sibling of this layer.  Deliberately not here: tokenizing and dispatch
+(``sql.parse``) and any meaning (``planner``).
 """
 from __future__ import annotations
 

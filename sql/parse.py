@@ -332,6 +332,9 @@ class _Ctx:
 
     # ---- dispatch
     def parse(self) -> Statement:
+        if any(self.word(j) == "LIST" for j in range(len(self.toks))):  # Materialize lists (sql.syntax_lists)
+            from sql.syntax_lists import rewrite_lists
+            rewrite_lists(self)
         if any(self.word(j) == "MUTUALLY" for j in range(len(self.toks))):
             self.wmr.update(rewrite_mutually_recursive(self))
         w0, w1 = self.peek(0), self.peek(1)

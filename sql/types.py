@@ -62,6 +62,11 @@ def normalize_type_name(name: str) -> str:
     n = _MODIFIER.sub("", n)
     if n in _SPELLINGS:
         return _SPELLINGS[n]
+    if n.endswith(" list") or (n.endswith("[]") and n[:-2].strip().endswith(" list")):  # lists (sql.types_lists)
+        if n.endswith("[]"):
+            raise ProgrammingError(f'type "{raw}" does not exist', sqlstate="42704")
+        from sql.types_lists import normalize
+        return normalize(n, normalize_type_name)
     if n.endswith("[]") and n[:-2].strip() and n[:-2].strip() != "unknown":  # arrays (sql.types_document)
         return normalize_type_name(n[:-2]) + "[]"
     raise ProgrammingError(f'type "{raw}" does not exist', sqlstate="42704")
@@ -70,6 +75,8 @@ def normalize_type_name(name: str) -> str:
 def display_name(type_: str) -> str:
     """The name shown to users (``cursor.description``, error messages)."""
     t = TYPES.get(type_)
+    if t is None and type_.endswith(" list"):  # lists (sql.types_lists)
+        return display_name(type_[:-5]) + " list"
     if t is None and type_.endswith("[]"):  # arrays (sql.types_document)
         return display_name(type_[:-2]) + "[]"
     return t[0] if t else type_
@@ -78,6 +85,8 @@ def display_name(type_: str) -> str:
 def category(type_: str) -> str:
     """PostgreSQL's typcategory: B boolean, N numeric, S string, D date/time, X unknown."""
     t = TYPES.get(type_)
+    if t is None and type_.endswith(" list"):  # lists (sql.types_lists): pseudo-category L
+        return "L"
     if t is None and type_.endswith("[]"):  # arrays (sql.types_document)
         return "A"
     return t[1] if t else "U"
@@ -118,6 +127,9 @@ def cast_context(from_: str, to: str) -> str | None:
     extra = EXTRA_CASTS.get((from_, to))
     if extra is not None:
         return extra
+    if from_.endswith(" list") or to.endswith(" list"):  # lists (sql.types_lists)
+        from sql.types_lists import list_cast_context
+        return list_cast_context(from_, to)
     if from_.endswith("[]") or to.endswith("[]"):  # arrays (sql.types_document)
         from sql.types_document import array_cast_context
         return array_cast_context(from_, to)

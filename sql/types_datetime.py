@@ -7,6 +7,10 @@ normalize, and their casts with PostgreSQL's pg_cast contexts (plus Materialize'
 ``mz_timestamp`` conversions: implicit from ``date``/``timestamp``/``timestamptz``, the way
 a temporal filter ``mz_now() <= created_at + INTERVAL '1 day'`` compares, and by
 assignment back).  Casts to and from ``text`` follow ``sql.types``' general rule.
+Also their type modifiers (``typmod_for_datetime``): ``timestamp(p)``, ``timestamptz(p)``,
+``time(p)`` and ``interval(p)`` / ``interval day to second(p)`` / ``interval hour``, following
+``sql.types_exact``'s route (the modifier rides beside the unchanged type, and the binder
+inserts ``typmod_<type>`` from ``compute.functions_datetime`` on casts and assignments).
 Invariant: ``can_cast`` stays monotone (every entry is one context).
 Deliberately not here: the literal input functions.  Values are Python ``datetime``
 objects and compute's ``Interval`` (``compute.dates``), which ``sql`` may not import: the
@@ -48,3 +52,45 @@ T.EXTRA_CASTS.update({
     ("mz_timestamp", "timestamp"): "assignment",
     ("mz_timestamp", "timestamptz"): "assignment",
 })
+
+
+#: PostgreSQL's MAX_TIMESTAMP_PRECISION / MAX_INTERVAL_PRECISION; larger requests are reduced
+MAX_PRECISION = 6
+#: an interval typmod's "all fields" range mask and "no precision given" value (PostgreSQL)
+INTERVAL_FULL_RANGE = 0x7FFF
+INTERVAL_FULL_PRECISION = 0xFFFF
+
+
+def typmod_for_datetime(type_: str, mods) -> "tuple | None":
+    """The modifier of a date/time type written with integer modifiers ``mods`` (as pglast
+    gives them): ``(type_, p)`` for time/timestamp/timestamptz (``p`` reduced to 6, as
+    PostgreSQL does with a warning), ``("interval", typmod)`` with PostgreSQL's packed
+    interval typmod ``range << 16 | precision``; None when nothing is written."""
+    mods = list(mods or ())
+    if not mods:
+        return None
+    if type_ == "interval":
+        rng = mods[0]
+        prec = mods[1] if len(mods) > 1 else INTERVAL_FULL_PRECISION
+        if len(mods) > 2:
+            raise _bad("invalid INTERVAL type modifier", "42601")
+        if prec != INTERVAL_FULL_PRECISION:
+            if prec < 0:
+                raise _bad(f"INTERVAL({prec}) precision must not be negative")
+            prec = min(prec, MAX_PRECISION)
+        if rng == INTERVAL_FULL_RANGE and prec == INTERVAL_FULL_PRECISION:
+            return None
+        return ("interval", (rng << 16) | prec)
+    if len(mods) != 1:
+        raise _bad("invalid type modifier", "42601")
+    p = mods[0]
+    word = {"time": "TIME", "timestamp": "TIMESTAMP", "timestamptz": "TIMESTAMP"}[type_]
+    if p < 0:
+        raise _bad(f"{word}({p}){' WITH TIME ZONE' if type_ == 'timestamptz' else ''} precision must not be "
+                   f"negative")
+    return (type_, min(p, MAX_PRECISION))
+
+
+def _bad(msg: str, code: str = "22023"):
+    from sql.errors import ProgrammingError
+    return ProgrammingError(msg, sqlstate=code)

@@ -1,4 +1,4 @@
-"""SQL types ``bytea``, ``uuid``, ``jsonb`` and one-dimensional arrays (``int4[]``, ``text[]``, ...).
+"""SQL types ``bytea``, ``uuid``, ``jsonb`` and arrays (``int4[]``, ``text[]``, ...).
 
 Owns their registration in ``sql.types`` (names, display names, categories, spellings),
 their casts (``EXTRA_CASTS`` and ``array_cast_context``), and which types take their
@@ -10,7 +10,9 @@ types are not keys of ``TYPES`` (there is one per element type): ``sql.types`` a
 ``is_array``/``element_type`` here for their display name (``integer[]``), category
 (``A``) and casts (an array converts to another array when its elements convert, in the
 same context, as PostgreSQL's array coercion; to and from text as any type).
-Invariant: ``element_type(array_of(t)) == t``; multi-dimensional arrays do not exist.
+Invariant: ``element_type(array_of(t)) == t``; one array type covers every number of
+dimensions, as in PostgreSQL (``int4[][]`` is ``int4[]``; the shape is the value's,
+``compute.arrays.MdArray``).
 Deliberately not here: values and evaluation (``compute.arrays``, ``compute.jsonb``,
 ``compute.functions_document``) and signatures (``sql.functions_document``).
 """
@@ -43,7 +45,7 @@ def array_of(t: str) -> str:
 
 def runtime_input(t: str) -> bool:
     """Whether an unknown literal of type ``t`` is parsed by compute's input function."""
-    return t in _RUNTIME or is_array(t)
+    return t in _RUNTIME or is_array(t) or t.endswith(" list")  # lists: sql.types_lists
 
 
 def array_cast_context(from_: str, to: str):

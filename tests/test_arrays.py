@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import compute.functions  # noqa: F401  (registers the array text output, also when this file runs alone)
 import mzlite
 from compute.arrays import Array, array_out, parse_array
 from compute.errors import EvalError

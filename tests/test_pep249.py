@@ -179,7 +179,7 @@ def test_description_is_seven_tuples(t):
     assert [col[0] for col in d] == ["a", "b", "c"]
     assert [col[1] for col in d] == ["integer", "text", "integer"]
     assert isinstance(d[0], Column) and d[0].name == "a" and d[0].type_code == "integer"
-    assert tuple(d[0]) == ("a", "integer", None, None, None, None, None)
+    assert tuple(d[0]) == ("a", "integer", None, 4, None, None, None)  # internal_size: PostgreSQL's typlen
 
 
 def test_description_is_none_for_statements_without_rows(t):

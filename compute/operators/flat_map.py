@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from compute.arrays import unnest_zip
 from compute.errors import EvalError
 from compute.operators import EMPTY, Operator
 from compute.operators.reduce import row_evaluator
@@ -52,6 +53,7 @@ TABLE_FUNCTIONS = {
     "unnest_array": unnest,
     "unnest_list": unnest,
     "unnest_window": unnest_window,  # a window aggregate's list back to rows (compute.window)
+    "unnest_zip": unnest_zip,  # unnest(a, b, ...) in FROM (compute.arrays)
 }
 
 

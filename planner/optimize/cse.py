@@ -6,13 +6,14 @@ not a bare ``Get`` or ``Constant``, has at least ``MIN_NODES`` nodes and reads n
 by a ``Let`` wrapped around the whole plan, and every occurrence becomes a ``Get`` of
 it; the largest repeated subtree goes first.  Decorrelation produces such repeats (the
 outer relation's distinct keys feed several branches).  Invariant: non-recursive Let
-semantics make the result equal to the input; new LocalIds never collide with the
-plan's own.  Deliberately not here: deciding whether sharing is cheaper than
+semantics make the result equal to the input; new LocalIds come from the process-wide
+counter (``planner.recursive.next_local_id``), so they never collide with the plan's own nor
+with those of a view inlined into another plan later.  Deliberately not here: deciding whether sharing is cheaper than
 recomputing (it always is for the renderer: one operator, one arrangement).
 """
 from __future__ import annotations
 
-from compute.relation import Constant, Get, Let, LetRec, LocalId, children
+from compute.relation import Constant, Get, Let, LocalId, children
 
 from planner.optimize.util import count_nodes, with_children
 
@@ -28,20 +29,6 @@ def _reads_local(e) -> bool:
             return True
         stack.extend(children(x))
     return False
-
-
-def _local_ids(e) -> set:
-    out, stack = set(), [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, Let):
-            out.add(x.id.n)
-        if isinstance(x, LetRec):
-            out.update(i.n for i in x.ids)
-        if isinstance(x, Get) and isinstance(x.id, LocalId):
-            out.add(x.id.n)
-        stack.extend(children(x))
-    return out
 
 
 def _intern_all(expr):
@@ -85,7 +72,7 @@ def _intern_all(expr):
 def extract_common_subexpressions(expr):
     if count_nodes(expr) < 2 * MIN_NODES:
         return expr
-    next_id = max(_local_ids(expr), default=0) + 1
+    from planner.recursive import next_local_id
     for _ in range(MAX_EXTRACTIONS):
         counts, rep, size, local, memo = _intern_all(expr)
         cands = [n for n, c in counts.items() if c >= 2 and n not in local and size[n] >= MIN_NODES]
@@ -93,8 +80,7 @@ def extract_common_subexpressions(expr):
             break
         best_n = max(cands, key=lambda n: size[n])
         best = rep[best_n]
-        lid = LocalId(next_id)
-        next_id += 1
+        lid = next_local_id()
         get = Get(lid, best.arity())
 
         def replace(e):

@@ -2,7 +2,9 @@
 
 Owns predicate movement through Filter, Project, Map, Union, Negate, Threshold, Join,
 Reduce (group-key predicates), TopK (group-key predicates), FlatMap and Let and LetRec
-bodies (never into a recursive binding's value); and
+bodies (never into a recursive binding's value), and into a Let's value the predicates that
+every use of the binding applies (each use is ``Filter(Get(id))`` with them; they are then
+dropped from the uses); and
 the conversion of an SQL equality between columns of two different Join inputs into a
 Join equivalence plus ``IS NOT NULL`` filters on both sides (equivalences use datum
 equality, where NULL = NULL; SQL ``=`` never matches NULL).  Invariant: the result
@@ -17,13 +19,13 @@ non-trivial Map expressions into predicates (that would compute them twice).
 from __future__ import annotations
 
 from compute.relation import (
-    ArrangeBy, FlatMap, Join, Let, LetRec, Map, Filter, Negate, Project, Reduce, Threshold,
+    ArrangeBy, FlatMap, Get, Join, Let, LetRec, Map, Filter, Negate, Project, Reduce, Threshold,
     TopK, Union, children,
 )
 from compute.scalar import Call, Column, Literal, columns_referenced, permute, substitute
 
 from planner.optimize.names import is_eq, make_is_not_null
-from planner.optimize.util import with_children
+from planner.optimize.util import transform_up, with_children
 
 
 def _wrap(expr, preds):
@@ -34,6 +36,8 @@ def _wrap(expr, preds):
 def _visit(e):
     if isinstance(e, Filter):
         return _sink(e.input, list(e.predicates))
+    if isinstance(e, Let):
+        return _sink_let(e, [])
     kids = children(e)
     if not kids:
         return e
@@ -91,7 +95,7 @@ def _sink(inp, preds):
         moved, stay = _split(preds, lambda cols: True)
         return _wrap(type(inp)(_sink(inp.input, moved)), stay)
     if isinstance(inp, Let):
-        return Let(inp.id, _visit(inp.value), _sink(inp.body, preds))
+        return _sink_let(inp, preds)
     if isinstance(inp, LetRec):  # into the body only: a binding's value feeds the iteration
         return LetRec(inp.ids, tuple(_visit(v) for v in inp.values), inp.limits, _sink(inp.body, preds))
     if isinstance(inp, Reduce):
@@ -110,6 +114,44 @@ def _sink(inp, preds):
     if isinstance(inp, ArrangeBy):
         return _wrap(ArrangeBy(_visit(inp.input), inp.keys), preds)
     return _wrap(_visit(inp), preds)
+
+
+def _sink_let(let: Let, preds):
+    body = _sink(let.body, preds) if preds else _visit(let.body)
+    common = _common_use_predicates(body, let.id)
+    if common:
+        value = _sink(let.value, list(common))
+        drop = set(common)
+        body = transform_up(body, lambda e: _drop_predicates(e, let.id, drop))
+    else:
+        value = _visit(let.value)
+    if value is let.value and body is let.body:
+        return let
+    return Let(let.id, value, body)
+
+
+def _common_use_predicates(body, lid) -> tuple:
+    """The predicates that every ``Get(lid)`` in ``body`` sits directly under (a Filter)."""
+    common = None
+    stack = [(body, None)]
+    while stack:
+        e, parent = stack.pop()
+        if isinstance(e, Get) and e.id == lid:
+            if not isinstance(parent, Filter):
+                return ()
+            common = list(parent.predicates) if common is None else [p for p in common if p in parent.predicates]
+            if not common:
+                return ()
+            continue
+        stack.extend((k, e) for k in children(e))
+    return tuple(dict.fromkeys(common or ()))
+
+
+def _drop_predicates(e, lid, drop: set):
+    if isinstance(e, Filter) and isinstance(e.input, Get) and e.input.id == lid:
+        keep = tuple(p for p in e.predicates if p not in drop)
+        return Filter(e.input, keep) if keep else e.input
+    return e
 
 
 def _sink_join(join: Join, preds):

@@ -139,7 +139,9 @@ class PlanGen:
             lid = LocalId(self.next_local)
             self.next_local += 1
             g = Get(lid, n)
-            body = r.choice([Union((g, g)), Filter(g, (self.predicate(n),)), Join((g, g), ())])
+            p = self.predicate(n)  # a predicate every use applies (pushed into the value)
+            body = r.choice([Union((g, g)), Filter(g, (self.predicate(n),)), Join((g, g), ()),
+                             Union((Filter(g, (p, self.predicate(n))), Filter(g, (p,))))])
             return Let(lid, x, body)
         if kind == "twice":  # the same subplan twice (what decorrelation produces)
             return Union((x, Negate(Filter(x, (self.predicate(n),))), x))
