@@ -270,9 +270,10 @@ class Database:
             if len(stmts) != 1:
                 raise E.ProgrammingError("executemany takes exactly one statement")
             stmt = stmts[0]
-            param_sets = [tuple(p) for p in seq_of_params]
-            for p in param_sets:
-                self._guard(session, lambda: _check_parameter_count(stmts, len(p)))
+            param_sets = seq_of_params if type(seq_of_params) is list and set(map(type, seq_of_params)) == {tuple} \
+                else [tuple(p) for p in seq_of_params]
+            for n in sorted(set(map(len, param_sets))):  # one check per distinct width
+                self._guard(session, lambda: _check_parameter_count(stmts, n))
             if not param_sets:
                 return Result("INSERT 0 0" if stmt.kind == "insert" else "OK", None, rowcount=0)
             fast = self._guard(session, lambda: self._bulk_insert(session, stmt, param_sets), stmt)
@@ -323,7 +324,7 @@ class Database:
                     raise E.error_for(E.NOT_NULL_VIOLATION,
                                       f'null value in column "{item.columns[i].name}" of relation "{item.name}" '
                                       f'violates not-null constraint')
-        self.writer._apply(session, {item.id: [(r, 1) for r in rows]})
+        self.writer._apply(session, {item.id: list(zip(rows, itertools.repeat(1)))})
         if len(rows) >= 50_000:
             # A bulk load leaves millions of long-lived objects; move them out of the cyclic
             # collector's young generations once, instead of rescanning them on every

@@ -11,6 +11,7 @@ Deliberately not here: choosing timestamps (the oracle) or storage internals.
 """
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Optional
 
 from compute import relation as R
@@ -169,6 +170,10 @@ class Writer:
 
 
 def _consolidate(updates: list) -> list:
+    if len(updates) > 64 and set(map(itemgetter(1), updates)) == {1}:
+        # all inserts (a bulk load): nothing can cancel, and a repeated row is the same
+        # update as one row with its count, so the list is already consolidated enough
+        return updates
     acc: dict = {}
     for row, d in updates:
         acc[row] = acc.get(row, 0) + d
