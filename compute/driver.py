@@ -25,11 +25,69 @@ from compute.errors import ComputeProtocolError
 from compute.protocol import Status
 
 
+class Urgency:
+    """How many latency-sensitive hand-offs are in flight in this process: commands queued
+    for the interactive runtime and not yet worked off, and peek answers delivered to a
+    waiting session that has not woken yet.
+
+    All runtimes of the process share one GIL.  A thread that wants it waits up to the
+    switch interval (5 ms) while a busy runtime keeps it, and a read crosses threads two or
+    three times, so without this a read behind a hydrating dataflow pays tens of
+    milliseconds of hand-offs for well under a millisecond of work.  A driver made with
+    ``yields_to_urgent`` (maintenance) checks ``pending`` after every bounded step and, while
+    it is set, sleeps in short slices (so the GIL is surely released) for at most
+    ``YIELD_BUDGET_S``: the interactive work and the woken reader run first, maintenance
+    resumes right after.  The budget bounds the cost of a raise that is never lowered.
+    Process-wide on purpose: the GIL is.  Sabotaged in tests by never raising."""
+
+    YIELD_BUDGET_S = 0.003
+    SLICE_S = 0.00005
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._n = 0
+
+    @property
+    def pending(self) -> int:
+        return self._n
+
+    def raise_(self, n: int = 1) -> None:
+        with self._lock:
+            self._n += n
+
+    def lower(self, n: int = 1) -> None:
+        with self._lock:
+            self._n = max(0, self._n - n)
+
+    def yield_while_pending(self) -> float:
+        """Sleep in slices while anything is pending (bounded); returns the seconds yielded."""
+        if not self._n:
+            return 0.0
+        start = time.perf_counter()
+        deadline = start + self.YIELD_BUDGET_S
+        while self._n and time.perf_counter() < deadline:
+            time.sleep(self.SLICE_S)
+        return time.perf_counter() - start
+
+
+#: the process's one ``Urgency`` (see there)
+URGENT = Urgency()
+
+
 class RuntimeDriver:
     def __init__(self, runtime, *, fuel: Optional[int] = None, name: Optional[str] = None,
-                 start: bool = True):
+                 start: bool = True, urgent_commands: bool = False, yields_to_urgent: bool = False,
+                 urgency: Optional[Urgency] = None):
+        """``urgent_commands``: each command raises ``urgency`` until this driver has worked
+        it off and gone idle (the interactive runtime).  ``yields_to_urgent``: step aside
+        while ``urgency`` is pending (maintenance).  ``urgency`` defaults to ``URGENT``."""
         self.runtime = runtime
         self.fuel = fuel
+        self.urgency = URGENT if urgency is None else urgency
+        self.urgent_commands = urgent_commands
+        self.yields_to_urgent = yields_to_urgent
+        #: commands taken whose urgency is lowered when the thread next goes idle
+        self._urgent_taken = 0
         self._cond = threading.Condition()
         self._commands: collections.deque = collections.deque()
         self._woken = False
@@ -58,6 +116,8 @@ class RuntimeDriver:
             if self._stopping:
                 return
             self._commands.append(command)
+            if self.urgent_commands:
+                self.urgency.raise_()
             self._cond.notify()
 
     def wake(self) -> None:
@@ -118,12 +178,22 @@ class RuntimeDriver:
         while True:
             with self._cond:
                 while not self._commands and not self._woken and not self._stopping:
+                    if self._urgent_taken:  # idle: what was urgent is worked off
+                        self.urgency.lower(self._urgent_taken)
+                        self._urgent_taken = 0
                     self._cond.wait()
                 if self._stopping:
+                    if self._urgent_taken:
+                        self.urgency.lower(self._urgent_taken)
+                        self._urgent_taken = 0
+                    if self.urgent_commands and self._commands:
+                        self.urgency.lower(len(self._commands))
                     return
                 commands = list(self._commands)
                 self._commands.clear()
                 self._woken = False
+                if self.urgent_commands:
+                    self._urgent_taken += len(commands)
             for c in commands:
                 try:
                     rt.handle(c)
@@ -143,6 +213,9 @@ class RuntimeDriver:
                         break
                 if not did:
                     break
+                if self.yields_to_urgent and self.urgency.pending:
+                    self.urgency.yield_while_pending()
+                    continue
                 # Between bounded activations, hand the GIL to any thread that wants it (the
                 # interactive runtime, the controller, a waiting session): without this a busy
                 # runtime keeps it for a whole switch interval, and every hop of a read's

@@ -70,8 +70,10 @@ from compute.timestamp import Frontier, frontier_le, frontier_min, try_step_forw
 
 __all__ = ["Dataflow", "ExportedIndex", "CHUNK", "DEFAULT_FUEL"]
 
-#: records per message: the granularity of fuel accounting
-CHUNK = 8192
+#: records per message: the granularity of fuel accounting, and so the longest stretch a
+#: dataflow works without a chance to yield (a 1,024-row chunk through a join and a reduce
+#: is a few milliseconds; 8,192 made single steps of 20-60 ms and a read's tail with them)
+CHUNK = 1024
 DEFAULT_FUEL = 100_000
 
 

@@ -31,6 +31,7 @@ from typing import Any, Callable, Optional
 from compute import peek as peeks
 from compute.errors import ComputeProtocolError
 from compute.ids import GlobalId
+from compute.graveyard import Graveyard
 from compute.protocol import (AllowCompaction, AllowWrites, CancelPeek, CreateDataflow,
                               CreateInstance, Frontiers, Hello, InitializationComplete, Peek,
                               PeekCanceled, PeekError, PeekResponse, Schedule, Status,
@@ -96,6 +97,8 @@ class Runtime:
         self._factory = dataflow_factory
         self.fuel = fuel
         self._dataflows: list[_Hosted] = []
+        #: dropped dataflows being freed a slice per step
+        self._graveyard = Graveyard()
         #: live export id -> its dataflow
         self._export_of: dict[GlobalId, _Hosted] = {}
         #: every export id ever created here (the controller must never reuse one)
@@ -338,6 +341,13 @@ class Runtime:
         for eid in list(h.live):
             self._export_of.pop(eid, None)
         self._dataflows.remove(h)
+        if h.df is not None:
+            # freed a slice per step, not in one GIL-holding cascade (compute.graveyard)
+            close = getattr(h.df, "close", None)
+            if close is not None:
+                close()
+            self._graveyard.bury(h.df)
+            h.df = None
 
     # ------------------------------------------------------------ peeks
     def _peek(self, peek: Peek) -> None:
@@ -428,6 +438,8 @@ class Runtime:
         publishing = self.role == "maintenance" and self.enabled_sharing
         for k in range(n):
             h = built[(self._rr + k) % n]
+            if h.df is None:
+                continue  # dropped by a callback during this step
             try:
                 did |= bool(h.df.step(fuel=fuel))
             except Exception as e:
@@ -452,6 +464,8 @@ class Runtime:
                         self.registry.note_upper(e.id)
             did |= self.registry.apply_compactions()
         for h in built:
+            if h.df is None:
+                continue
             did |= self._report_frontiers(h)
             for s in h.desc.sink_exports:
                 if s.kind == "subscribe" and s.id in h.live and hasattr(h.df, "drain_subscribe"):
@@ -462,6 +476,8 @@ class Runtime:
                         did = True
         for p in list(self._peeks.values()):
             did |= self._try_answer(p)
+        if self._graveyard:
+            did |= self._graveyard.work()
         return did
 
     def _report_frontiers(self, h: _Hosted) -> bool:
