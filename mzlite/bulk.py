@@ -256,8 +256,9 @@ def _substitute_markers(expr, arity, seen):
 
 def plan_bulk_modify(db, stmt, param_sets):
     """For ``executemany`` of an UPDATE or DELETE whose WHERE pins an indexed key with
-    parameters: ``(table_id, updates, rowcount)`` computed with one index read for all
-    parameter sets, applying the sets in order; ``None`` to decline (general path)."""
+    parameters: ``(plan, updates, rowcount)`` computed with one index read for all
+    parameter sets, applying the sets in order; ``None`` to decline (general path).
+    ``updates`` are consolidated (each row once, no zero diffs)."""
     from compute.compile import compile_predicates, compile_scalar
     from compute.scalar import Call, Column
     from planner import plan_statement
@@ -278,11 +279,11 @@ def plan_bulk_modify(db, stmt, param_sets):
         cache[key] = template
     if template is False:
         return None
-    plan, arity, ix, cols, pinned, check, new_fns = template
+    plan, arity, ix, cols, pinned, check, new_fns, fast = template
     for i, t in enumerate(types):  # one C-level pass per parameter position
         if set(map(type, map(itemgetter(i), param_sets))) != {t}:
             return None
-    return _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, param_sets)
+    return _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, fast, param_sets)
 
 
 def _modify_template(db, stmt, sample):
@@ -332,10 +333,27 @@ def _modify_template(db, stmt, sample):
     ix, cols = index
     check = compile_predicates(tuple(preds))
     new_fns = [(i, compile_scalar(e)) for i, e in assigns]
-    return plan, arity, ix, cols, pinned, check, new_fns
+    # the shortcut's plain shapes: a WHERE that is exactly the key's equalities (an index
+    # lookup already guarantees them: the key holds the same values, compared the same way)
+    # and assignments of a column or a parameter (read straight off the row or the set)
+    key_only = len(preds) == len(cols) and all(
+        isinstance(p, Call) and p.func.startswith("eq") and len(p.args) == 2
+        and all(isinstance(a, Column) for a in p.args)
+        and {a.index for a in p.args} in ({c, arity + pinned[c]} for c in cols)
+        for p in preds)
+    direct = [(i, e.index) for i, e in assigns] if all(isinstance(e, Column) for _, e in assigns) else None
+    fast = (key_only and _lookup_equality_is_sql_equality(table, cols), direct)
+    return plan, arity, ix, cols, pinned, check, new_fns, fast
 
 
-def _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, param_sets):
+def _lookup_equality_is_sql_equality(table, cols) -> bool:
+    """Python's ``==`` on these key columns is SQL's ``=`` (no NaN, no collation or padding
+    subtleties), so a row found by key lookup satisfies the key's equalities."""
+    return all(table.columns[c].type in ("int2", "int4", "int8", "text", "bool", "uuid", "date")
+               for c in cols)
+
+
+def _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, fast, param_sets):
     positions = [pinned[c] for c in cols]
     if len(positions) == 1:
         j = positions[0]
@@ -360,15 +378,22 @@ def _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, param_set
         db.reader.release(holds)
     rows = db.reader._rows(resp, _NoTxnSession.of(db))
     by_key: dict = {}
+    row_key = (lambda row, c0=cols[0]: (row[c0],)) if len(cols) == 1 else \
+        (lambda row, g=itemgetter(*cols): g(row))
     for row, c in rows:
-        k = tuple(row[c_] for c_ in cols)
-        bucket = by_key.setdefault(k, {})
+        bucket = by_key.setdefault(row_key(row), {})
         bucket[row] = bucket.get(row, 0) + c
     if len(keys) == len(key_list) and not any(i in cols for i, _f in new_fns):
         # every parameter set has its own key and no assignment moves a row to another
         # key: each row is touched by at most one set, so the order of the sets does not
         # matter and the change is computed row by row, without re-bucketing
-        updates, matched = _apply_disjoint(by_key, key_list, param_sets, check, new_fns)
+        updates, matched = _apply_disjoint(by_key, key_list, param_sets, check, new_fns, fast, arity)
+        if any(len(b) > 1 for b in by_key.values()):
+            # rows sharing a key may be updated into each other: sum them
+            acc: dict = {}
+            for row, d in updates:
+                acc[row] = acc.get(row, 0) + d
+            updates = [(row, d) for row, d in acc.items() if d]
         return plan, updates, matched
     initial = {row: c for bucket in by_key.values() for row, c in bucket.items()}
     matched = 0
@@ -400,12 +425,31 @@ def _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, param_set
     return plan, updates, matched
 
 
-def _apply_disjoint(by_key, key_list, param_sets, check, new_fns):
+def _apply_disjoint(by_key, key_list, param_sets, check, new_fns, fast, arity):
     """``(updates, matched)`` when each parameter set owns its key (see the caller)."""
     updates = []
     append = updates.append
     matched = 0
     get = by_key.get
+    key_only, direct = fast
+    if key_only and (direct is not None or not new_fns):
+        # no predicate to evaluate, assignments copied from the set or the row
+        for key, ps in zip(key_list, param_sets):
+            bucket = get(key)
+            if not bucket:
+                continue
+            for row, c in bucket.items():
+                matched += c
+                if direct:
+                    new = list(row)
+                    for i, j in direct:
+                        new[i] = ps[j - arity] if j >= arity else row[j]
+                    new = tuple(new)
+                    if new == row:
+                        continue
+                    append((new, c))
+                append((row, -c))
+        return updates, matched
     for key, ps in zip(key_list, param_sets):
         bucket = get(key)
         if not bucket:
