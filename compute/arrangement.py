@@ -410,9 +410,9 @@ class Spine(UpperListeners):
             self.maintain(EAGER_MERGE_FUEL)
         self._notify()
 
-    def insert_at(self, time: int, updates: list, new_upper: Frontier) -> None:
+    def insert_at(self, time: int, updates: Iterable[tuple], new_upper: Frontier) -> None:
         """Insert consolidated ``(row, diff)`` updates all at ``time`` as the batch
-        ``[upper, new_upper)`` (``upper <= time < new_upper``)."""
+        ``[upper, new_upper)`` (``upper <= time < new_upper``); zero diffs are skipped."""
         upper = self.upper
         if upper is None or time < upper or (new_upper is not None and time >= new_upper):
             raise AssertionError(f"time {time} outside [{upper}, {new_upper})")
