@@ -215,9 +215,13 @@ class _IndexInput:
             raise ComputeProtocolError(
                 f"imported index compacted to {since}, past the importing dataflow's read "
                 f"frontier {lower - 1}")
-        by_time: dict = {}
-        for row, t, d in self.oks.updates_between(lower, upper):
-            by_time.setdefault(t, ([], []))[0].append((row, d))
+        grouped = getattr(self.oks, "updates_by_time", None)
+        if grouped is not None:
+            by_time = {t: (oks, []) for t, oks in grouped(lower, upper)}
+        else:
+            by_time = {}
+            for row, t, d in self.oks.updates_between(lower, upper):
+                by_time.setdefault(t, ([], []))[0].append((row, d))
         for row, t, d in self.errs.updates_between(lower, upper):
             by_time.setdefault(t, ([], []))[1].append((row, d))
         return [(t, oks, errs) for t, (oks, errs) in sorted(by_time.items())]
