@@ -406,6 +406,29 @@ def compile_mfp(mfp: MapFilterProject) -> Callable[..., tuple[list[tuple], list[
     return _cached("m" + repr(mfp), build)
 
 
+def compile_mfp_pairs(mfp: MapFilterProject) -> Callable[..., tuple[list[tuple], list[tuple]]]:
+    """``f(pairs, time=None) -> (output_pairs, error_pairs)`` over ``(row, diff)`` pairs: the
+    same per-row code as ``compile_mfp``, with each diff carried along (no grouping of rows
+    by diff and re-pairing around it); ``error_pairs`` are ``(EvalError, diff)``."""
+    def build():
+        gen = _Gen({})
+        gen.line("out = []")
+        gen.line("errs = []")
+        gen.line("append = out.append")
+        gen.line("for row, d in pairs:")
+        gen.indent += 1
+        gen.line("try:")
+        gen.indent += 1
+        _emit_mfp_body(gen, mfp, "row", "continue", lambda v: f"append(({v}, d))")
+        gen.indent -= 1
+        gen.line("except EvalError as e:")
+        gen.line("    errs.append((e, d))")
+        gen.indent -= 1
+        gen.line("return out, errs")
+        return gen.build("pairs", "_mfp_pairs")
+    return _cached("p" + repr(mfp), build)
+
+
 def _project_only(proj: tuple[int, ...], arity: int) -> tuple[Callable, str]:
     """The MFP that only projects: a list copy or one comprehension, no per-row try."""
     if tuple(proj) == tuple(range(arity)):

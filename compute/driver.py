@@ -17,6 +17,7 @@ Deliberately not here: any logic of the runtime (tests step runtimes by hand wit
 from __future__ import annotations
 
 import collections
+import sys
 import threading
 import time
 from typing import Any, Callable, Optional
@@ -42,10 +43,13 @@ class Urgency:
 
     YIELD_BUDGET_S = 0.003
     SLICE_S = 0.00005
+    URGENT_SWITCH_S = 0.0002
 
     def __init__(self):
         self._lock = threading.Lock()
         self._n = 0
+        #: the switch interval to restore when nothing is urgent any more
+        self._saved_interval: Optional[float] = None
 
     @property
     def pending(self) -> int:
@@ -53,11 +57,22 @@ class Urgency:
 
     def raise_(self, n: int = 1) -> None:
         with self._lock:
+            if not self._n and n > 0:
+                # while anything is urgent, a thread holding the GIL gives it up after
+                # URGENT_SWITCH_S instead of the interpreter's interval (5 ms): the waiting
+                # interactive runtime or reader gets in within a fraction of a millisecond
+                # even in the middle of a maintenance step
+                self._saved_interval = sys.getswitchinterval()
+                sys.setswitchinterval(min(self._saved_interval, self.URGENT_SWITCH_S))
             self._n += n
 
     def lower(self, n: int = 1) -> None:
         with self._lock:
+            was = self._n
             self._n = max(0, self._n - n)
+            if was and not self._n and self._saved_interval is not None:
+                sys.setswitchinterval(self._saved_interval)  # the program's own setting again
+                self._saved_interval = None
 
     def yield_while_pending(self) -> float:
         """Sleep in slices while anything is pending (bounded); returns the seconds yielded."""

@@ -59,9 +59,31 @@ def row_evaluator(exprs: Sequence[ScalarExpr]):
            for e in exprs):
         # columns and simple literals (count(*)'s TRUE): one generated tuple display
         parts = [f"row[{e.index}]" if isinstance(e, Column) else repr(e.value) for e in exprs]
-        return eval(f"lambda row: ({', '.join(parts)},)")
+        f = eval(f"lambda row: ({', '.join(parts)},)")
+        f.display = f"({', '.join(parts)},)"
+        return f
     f = compile_scalar(Call("record", exprs, "record"))
     return f
+
+
+_ACCUMULATORS: dict = {}
+
+
+def fused_accumulator(display: str):
+    """``f(chunk, acc)``: for each ``(row, diff)`` add the diff to ``acc[<display>]``, where
+    ``display`` is a ``row_evaluator``'s tuple display (columns and plain literals, which
+    cannot raise): the evaluation and the pre-consolidation in one generated loop."""
+    fn = _ACCUMULATORS.get(display)
+    if fn is None:
+        src = (f"def _accumulate(chunk, acc):\n"
+               f"    get = acc.get\n"
+               f"    for row, d in chunk:\n"
+               f"        kv = {display}\n"
+               f"        acc[kv] = get(kv, 0) + d\n")
+        ns: dict = {}
+        exec(compile(src, "<mzlite:reduce_accumulate>", "exec"), ns)
+        fn = _ACCUMULATORS[display] = ns["_accumulate"]
+    return fn
 
 
 def evaluate_rows(fn, chunk, errs: list):
@@ -360,6 +382,9 @@ class ReduceOp(Operator):
                  global_default: bool = False):
         self.nkey = len(group_key)
         self.eval = row_evaluator(tuple(group_key) + tuple(a.expr for a in aggregates))
+        display = getattr(self.eval, "display", None)
+        #: evaluation fused with pre-consolidation when the inputs are columns/literals
+        self._fused = fused_accumulator(display) if display is not None else None
         self.aggs: list[_Agg] = []
         off = 1
         for a in aggregates:
@@ -377,15 +402,21 @@ class ReduceOp(Operator):
 
     def push(self, port: int, chunk: list, time: int):
         errs: list = []
-        vals, chunk = evaluate_rows(self.eval, chunk, errs)
-        # consolidate (key, aggregate inputs) first: many rows usually share them
         acc: dict = {}
-        get = acc.get
-        try:
-            for kv, (_row, d) in zip(vals, chunk):
-                acc[kv] = get(kv, 0) + d
-        except TypeError:  # an unhashable aggregate input: no pre-consolidation
-            acc = _PairList(zip(vals, (d for _r, d in chunk)))
+        if self._fused is not None:
+            try:
+                self._fused(chunk, acc)
+            except TypeError:  # an unhashable aggregate input: no pre-consolidation
+                acc = _PairList((self.eval(r), d) for r, d in chunk)
+        else:
+            vals, chunk = evaluate_rows(self.eval, chunk, errs)
+            # consolidate (key, aggregate inputs) first: many rows usually share them
+            get = acc.get
+            try:
+                for kv, (_row, d) in zip(vals, chunk):
+                    acc[kv] = get(kv, 0) + d
+            except TypeError:  # an unhashable aggregate input: no pre-consolidation
+                acc = _PairList(zip(vals, (d for _r, d in chunk)))
         nk = self.nkey
         groups = self.groups
         touched = self.touched
