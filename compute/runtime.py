@@ -107,7 +107,6 @@ class Runtime:
         self._reported: dict[GlobalId, Frontier] = {}
         self._peeks: dict[str, _PendingPeek] = {}
         self._responses: list = []
-        self._rr = 0
         self._waker: Optional[Callable[[], None]] = None
         self.config: dict = {}
         #: kind -> number of peeks received ("fast_path" | "dataflow")
@@ -437,7 +436,11 @@ class Runtime:
         n = len(built)
         publishing = self.role == "maintenance" and self.enabled_sharing
         for k in range(n):
-            h = built[(self._rr + k) % n]
+            # creation order, which is dependency order (an importer is created after what
+            # it imports): a change flows from a table's index through a view into the
+            # index on it within one step.  Every dataflow gets its fuel in every step, so
+            # no rotation is needed for fairness.
+            h = built[k]
             if h.df is None:
                 continue  # dropped by a callback during this step
             try:
@@ -456,7 +459,6 @@ class Runtime:
             if self._peeks:
                 for p in list(self._peeks.values()):
                     did |= self._try_answer(p)
-        self._rr = (self._rr + 1) % n if n else 0
         if self.role == "maintenance" and self.enabled_sharing:
             for h in built:
                 for e in h.desc.index_exports:
