@@ -9,7 +9,10 @@ and ``upper`` (every time below it is final).
 A key's entries are a tuple, not a list: batches are immutable anyway, and a tuple of
 tuples of plain values is untracked by Python's cyclic collector after the first collection
 that sees it, so a large index stops costing every later full collection a walk over it
-(with lists, building a million-row batch was about 3x slower, most of it in the GC).
+(with lists, building a million-row batch was about 3x slower, most of it in the GC).  A key
+with a single entry maps to the entry ``(row, time, diff)`` itself, not a 1-tuple around it
+(48 bytes a row: most index keys are unique); ``entries(v)`` gives the sequence either way
+(an entry's second field is its time, an int; a tuple of entries has an entry there).
 
 Invariants protected here:
 
@@ -45,7 +48,8 @@ from compute.listeners import UpperListeners
 from compute.persist import SinceError
 from compute.timestamp import Frontier, frontier_le
 
-__all__ = ["Batch", "Spine", "SpineHold", "ReadHandle", "SinceError", "build_batch", "EAGER_MERGE_FUEL"]
+__all__ = ["Batch", "Spine", "SpineHold", "ReadHandle", "SinceError", "build_batch", "EAGER_MERGE_FUEL",
+           "entries", "count_of"]
 
 #: records an ``insert`` may spend merging small batches eagerly (bigger merges wait for
 #: ``maintain``), so a stream of tiny batches never piles up between maintenance calls
@@ -78,6 +82,24 @@ class Batch:
         return f"Batch([{self.lower}, {self.upper}), {self.count} updates)"
 
 
+def entries(v) -> tuple:
+    """The ``(row, time, diff)`` entries of a batch value (see the module docstring); a
+    plain list of entries (a hand-built batch) is taken as it is."""
+    if v.__class__ is list:
+        return v
+    return (v,) if v[1].__class__ is int else v
+
+
+def count_of(v) -> int:
+    """How many entries a batch value holds."""
+    return 1 if v[1].__class__ is int else len(v)
+
+
+def _pack(entries_list) -> Any:
+    """A batch value for a non-empty list of entries."""
+    return entries_list[0] if len(entries_list) == 1 else tuple(entries_list)
+
+
 def build_batch(key_fn: Callable[[tuple], Any], updates: Iterable[tuple], lower: int,
                 upper: Frontier) -> Batch:
     """A batch of ``(row, time, diff)`` updates keyed by ``key_fn(row)``, consolidated."""
@@ -95,11 +117,11 @@ def build_batch(key_fn: Callable[[tuple], Any], updates: Iterable[tuple], lower:
         key = key_fn(row)
         got = by_key.get(key)
         if got is None:
-            by_key[key] = ((row, t, d),)
+            by_key[key] = (row, t, d)
         else:
             lst = multi.get(key)
             if lst is None:
-                multi[key] = [got[0], (row, t, d)]
+                multi[key] = [got, (row, t, d)]
             else:
                 lst.append((row, t, d))
         n += 1
@@ -126,11 +148,11 @@ def _batch_at(key_fn, updates: list, time: int, lower: int, upper: Frontier) -> 
         key = (row[col],) if col is not None else key_fn(row)
         got = get(key)
         if got is None:
-            by_key[key] = ((row, time, d),)
+            by_key[key] = (row, time, d)
         else:
             lst = multi.get(key)
             if lst is None:
-                multi[key] = [got[0], (row, time, d)]
+                multi[key] = [got, (row, time, d)]
             else:
                 lst.append((row, time, d))
         n += 1
@@ -156,33 +178,33 @@ def _merge(a: Batch, b: Batch, since: Frontier) -> Batch:
             out[key] = lst
             continue
         acc: dict = {}
-        for row, t, d in ex:
+        for row, t, d in entries(ex):
             k = (row, t if t > s else s)
             acc[k] = acc.get(k, 0) + d
-        for row, t, d in lst:
+        for row, t, d in entries(lst):
             k = (row, t if t > s else s)
             acc[k] = acc.get(k, 0) + d
-        merged = tuple([(row, t, d) for (row, t), d in acc.items() if d])
-        n += len(merged) - len(ex) - len(lst)
+        merged = [(row, t, d) for (row, t), d in acc.items() if d]
+        n += len(merged) - count_of(ex) - count_of(lst)
         if merged:
-            out[key] = merged
+            out[key] = _pack(merged)
         else:
             del out[key]
     if since is not None and any(x is not None and x < since for x in (a.min_time, b.min_time)):
         # lists from one side only: consolidate those holding several entries (an insert
         # and a later delete cancel once both are advanced to since); single entries keep
         # their time, which reads at or above since cannot tell apart
-        for key, lst in [(k, l) for k, l in out.items() if len(l) > 1 and k not in other]:
+        for key, lst in [(k, l) for k, l in out.items() if l[1].__class__ is not int and k not in other]:
             acc = {}
             for row, t, d in lst:
                 kk = (row, t if t > s else s)
                 acc[kk] = acc.get(kk, 0) + d
             if len(acc) == len(lst):
                 continue
-            merged = tuple([(row, t, d) for (row, t), d in acc.items() if d])
+            merged = [(row, t, d) for (row, t), d in acc.items() if d]
             n += len(merged) - len(lst)
             if merged:
-                out[key] = merged
+                out[key] = _pack(merged)
             else:
                 del out[key]
     times = [x for x in (a.min_time, b.min_time) if x is not None]
@@ -262,17 +284,18 @@ class ReadHandle(tuple):
             if b.min_time == b.max_time:
                 # one batch at one time: consolidated per (row, time), so each row appears
                 # once with a non-zero count (a loaded table's index, freshly built)
-                return {row: d for lst in b.updates.values() for row, _t, d in lst}
+                return {row: d for v in b.updates.values()
+                        for row, _t, d in ((v,) if v[1].__class__ is int else v)}
         out: dict = {}
         get = out.get
         for b in batches:
             if b.max_time <= as_of and (upper is None or b.max_time < upper):
-                for lst in b.updates.values():
-                    for row, _t, d in lst:
+                for v in b.updates.values():
+                    for row, _t, d in ((v,) if v[1].__class__ is int else v):
                         out[row] = get(row, 0) + d
             else:
-                for lst in b.updates.values():
-                    _accumulate(out, lst, as_of, upper, False)
+                for v in b.updates.values():
+                    _accumulate(out, entries(v), as_of, upper, False)
         return {r: c for r, c in out.items() if c}
 
     def lookup(self, key: Any, as_of: int) -> dict:
@@ -285,7 +308,7 @@ class ReadHandle(tuple):
             if lst is None or b.min_time > as_of:
                 continue
             whole = b.max_time <= as_of and (upper is None or b.max_time < upper)
-            _accumulate(out, lst, as_of, upper, whole)
+            _accumulate(out, entries(lst), as_of, upper, whole)
         return {r: c for r, c in out.items() if c}
 
     def lookup_many(self, keys, as_of: int) -> dict:
@@ -304,13 +327,13 @@ class ReadHandle(tuple):
                 for key in keys:
                     lst = probe(key)
                     if lst is not None:
-                        for row, _t, d in lst:
+                        for row, _t, d in ((lst,) if lst[1].__class__ is int else lst):
                             out[row] = get(row, 0) + d
             else:
                 for key in keys:
                     lst = probe(key)
                     if lst is not None:
-                        _accumulate(out, lst, as_of, upper, False)
+                        _accumulate(out, entries(lst), as_of, upper, False)
         return {r: c for r, c in out.items() if c}
 
     def updates_between(self, lower: int, upper: Frontier) -> list:
@@ -321,8 +344,8 @@ class ReadHandle(tuple):
         for b in tuple.__getitem__(self, 0):
             if b.min_time is None or b.max_time < lower or (hi is not None and b.min_time >= hi):
                 continue
-            for lst in b.updates.values():
-                for u in lst:
+            for v in b.updates.values():
+                for u in ((v,) if v[1].__class__ is int else v):
                     t = u[1]
                     if t >= lower and (hi is None or t < hi):
                         out.append(u)
@@ -341,15 +364,16 @@ class ReadHandle(tuple):
             if lo_t is None or hi_t < lower or (hi is not None and lo_t >= hi):
                 continue
             if lo_t == hi_t:
-                pairs = [(row, d) for lst in b.updates.values() for row, _t, d in lst]
+                pairs = [(row, d) for v in b.updates.values()
+                         for row, _t, d in ((v,) if v[1].__class__ is int else v)]
                 got = by_time.get(lo_t)
                 if got is None:
                     by_time[lo_t] = pairs
                 else:
                     got.extend(pairs)
                 continue
-            for lst in b.updates.values():
-                for row, t, d in lst:
+            for v in b.updates.values():
+                for row, t, d in ((v,) if v[1].__class__ is int else v):
                     if t >= lower and (hi is None or t < hi):
                         got = by_time.get(t)
                         if got is None:
