@@ -38,8 +38,11 @@ class Urgency:
     ``yields_to_urgent`` (maintenance) checks ``pending`` after every bounded step and, while
     it is set, sleeps in short slices (so the GIL is surely released) for at most
     ``YIELD_BUDGET_S``: the interactive work and the woken reader run first, maintenance
-    resumes right after.  The budget bounds the cost of a raise that is never lowered.
-    Process-wide on purpose: the GIL is.  Sabotaged in tests by never raising."""
+    resumes right after.  The budget bounds the cost of a raise that is never lowered.  While
+    anything is pending the interpreter's switch interval is ``URGENT_SWITCH_S`` (restored to
+    the program's own value when the count returns to zero), so even a thread in the middle
+    of a long step hands the GIL over within a fraction of a millisecond.  Process-wide on
+    purpose: the GIL is.  Tests: tests/test_latency_mechanisms.py."""
 
     YIELD_BUDGET_S = 0.003
     SLICE_S = 0.00005

@@ -3,7 +3,8 @@
 - ``Multiplexer.deliver_peek_responses``: a peek's answer goes to the controller on the
   answering runtime's thread, not through the merged queue and its receiving thread.
 - ``compute.driver.Urgency``: the interactive runtime's queued commands and a woken reader
-  make maintenance step aside (briefly) between its steps, so the GIL goes to them.
+  make maintenance step aside (briefly) between its steps and shorten the switch interval,
+  so the GIL goes to them.
 - ``compute.graveyard.Graveyard``: a dropped dataflow is freed a slice per step, and only
   what nobody else holds is taken apart.
 
@@ -12,6 +13,8 @@ Synchronisation is on events the code under test sets, never on sleeps.
 from __future__ import annotations
 
 import threading
+
+import pytest
 
 import mzlite
 from compute.arrangement import Spine
@@ -245,3 +248,22 @@ def test_dropping_an_indexed_view_frees_it_through_the_graveyard():
     finally:
         G.Graveyard.bury = orig
     assert "Dataflow" in buried
+
+
+def test_urgency_shortens_the_switch_interval_and_restores_the_programs_own():
+    """Sabotage: ``raise_`` not touching the switch interval -> it stays at the program's
+    value while something is urgent."""
+    import sys
+    before = sys.getswitchinterval()
+    urg = Urgency()
+    try:
+        sys.setswitchinterval(0.004)
+        urg.raise_()
+        urg.raise_()
+        assert sys.getswitchinterval() == pytest.approx(Urgency.URGENT_SWITCH_S)
+        urg.lower()
+        assert sys.getswitchinterval() == pytest.approx(Urgency.URGENT_SWITCH_S)
+        urg.lower()
+        assert sys.getswitchinterval() == pytest.approx(0.004)
+    finally:
+        sys.setswitchinterval(before)
