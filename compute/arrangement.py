@@ -1,18 +1,11 @@
 """Arrangements: a collection indexed by key, as a spine of immutable batches.
 
-Owns ``Batch``, ``Spine`` and ``ReadHandle``.  A ``Spine`` is the maintained form of an
-index: a tuple of immutable ``Batch``es, each mapping ``key -> ((row, time, diff), ...)``
+Owns ``Spine`` and ``ReadHandle``.  A ``Spine`` is the maintained form of an
+index: a tuple of immutable ``Batch``es (``compute.batch``), each mapping a key to its
+``(row, time, diff)`` entries
 (the row is stored whole; the key is computed from the row by the index's compiled key
 function), plus ``since`` (logical compaction: reads below it are not distinguishable)
 and ``upper`` (every time below it is final).
-
-A key's entries are a tuple, not a list: batches are immutable anyway, and a tuple of
-tuples of plain values is untracked by Python's cyclic collector after the first collection
-that sees it, so a large index stops costing every later full collection a walk over it
-(with lists, building a million-row batch was about 3x slower, most of it in the GC).  A key
-with a single entry maps to the entry ``(row, time, diff)`` itself, not a 1-tuple around it
-(48 bytes a row: most index keys are unique); ``entries(v)`` gives the sequence either way
-(an entry's second field is its time, an int; a tuple of entries has an entry there).
 
 Invariants protected here:
 
@@ -44,6 +37,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
+from compute.batch import Batch, batch_at, build_batch, count_of, entries, merge_batches
 from compute.listeners import UpperListeners
 from compute.persist import SinceError
 from compute.timestamp import Frontier, frontier_le
@@ -54,167 +48,6 @@ __all__ = ["Batch", "Spine", "SpineHold", "ReadHandle", "SinceError", "build_bat
 #: records an ``insert`` may spend merging small batches eagerly (bigger merges wait for
 #: ``maintain``), so a stream of tiny batches never piles up between maintenance calls
 EAGER_MERGE_FUEL = 4096
-
-
-class Batch:
-    """Immutable updates with times in ``[lower, upper)`` (times below the spine's since
-    at merge time are advanced to it, so ``min_time``/``max_time`` are the truth)."""
-
-    __slots__ = ("lower", "upper", "updates", "count", "min_time", "max_time")
-
-    def __init__(self, lower: int, upper: Frontier, updates: dict, count: int,
-                 min_time: Optional[int], max_time: Optional[int]):
-        self.lower = lower
-        #: ``None``: the empty frontier (the batch seals the spine)
-        self.upper = upper
-        #: key -> list of ``(row, time, diff)``; never mutated after construction
-        self.updates = updates
-        #: number of ``(row, time, diff)`` entries
-        self.count = count
-        #: least / greatest time present (``None`` when the batch is empty)
-        self.min_time = min_time
-        self.max_time = max_time
-
-    def __len__(self) -> int:
-        return self.count
-
-    def __repr__(self) -> str:
-        return f"Batch([{self.lower}, {self.upper}), {self.count} updates)"
-
-
-def entries(v) -> tuple:
-    """The ``(row, time, diff)`` entries of a batch value (see the module docstring); a
-    plain list of entries (a hand-built batch) is taken as it is."""
-    if v.__class__ is list:
-        return v
-    return (v,) if v[1].__class__ is int else v
-
-
-def count_of(v) -> int:
-    """How many entries a batch value holds."""
-    return 1 if v[1].__class__ is int else len(v)
-
-
-def _pack(entries_list) -> Any:
-    """A batch value for a non-empty list of entries."""
-    return entries_list[0] if len(entries_list) == 1 else tuple(entries_list)
-
-
-def build_batch(key_fn: Callable[[tuple], Any], updates: Iterable[tuple], lower: int,
-                upper: Frontier) -> Batch:
-    """A batch of ``(row, time, diff)`` updates keyed by ``key_fn(row)``, consolidated."""
-    acc: dict = {}
-    for row, t, d in updates:
-        k = (row, t)
-        acc[k] = acc.get(k, 0) + d
-    by_key: dict = {}
-    multi: dict = {}
-    n = 0
-    lo = hi = None
-    for (row, t), d in acc.items():
-        if not d:
-            continue
-        key = key_fn(row)
-        got = by_key.get(key)
-        if got is None:
-            by_key[key] = (row, t, d)
-        else:
-            lst = multi.get(key)
-            if lst is None:
-                multi[key] = [got, (row, t, d)]
-            else:
-                lst.append((row, t, d))
-        n += 1
-        if lo is None or t < lo:
-            lo = t
-        if hi is None or t > hi:
-            hi = t
-    for key, lst in multi.items():
-        by_key[key] = tuple(lst)
-    return Batch(lower, upper, by_key, n, lo, hi)
-
-
-def _batch_at(key_fn, updates: list, time: int, lower: int, upper: Frontier) -> Batch:
-    """A batch of consolidated ``(row, diff)`` updates all at ``time`` (the dataflow's
-    per-time output); skips the time-keyed consolidation of ``build_batch``."""
-    by_key: dict = {}
-    multi: dict = {}
-    get = by_key.get
-    n = 0
-    col = getattr(key_fn, "key_column", None)
-    for row, d in updates:
-        if not d:
-            continue
-        key = (row[col],) if col is not None else key_fn(row)
-        got = get(key)
-        if got is None:
-            by_key[key] = (row, time, d)
-        else:
-            lst = multi.get(key)
-            if lst is None:
-                multi[key] = [got, (row, time, d)]
-            else:
-                lst.append((row, time, d))
-        n += 1
-    for key, lst in multi.items():
-        by_key[key] = tuple(lst)
-    return Batch(lower, upper, by_key, n, time if n else None, time if n else None)
-
-
-def _merge(a: Batch, b: Batch, since: Frontier) -> Batch:
-    """``a`` then ``b`` as one batch; keys present in both are consolidated with times
-    advanced to ``since`` (keys in one batch only are shared as-is: their lists are
-    immutable)."""
-    ua, ub = a.updates, b.updates
-    if len(ua) >= len(ub):
-        out, other = dict(ua), ub
-    else:
-        out, other = dict(ub), ua
-    n = a.count + b.count
-    s = since if since is not None else 0
-    for key, lst in other.items():
-        ex = out.get(key)
-        if ex is None:
-            out[key] = lst
-            continue
-        acc: dict = {}
-        for row, t, d in entries(ex):
-            k = (row, t if t > s else s)
-            acc[k] = acc.get(k, 0) + d
-        for row, t, d in entries(lst):
-            k = (row, t if t > s else s)
-            acc[k] = acc.get(k, 0) + d
-        merged = [(row, t, d) for (row, t), d in acc.items() if d]
-        n += len(merged) - count_of(ex) - count_of(lst)
-        if merged:
-            out[key] = _pack(merged)
-        else:
-            del out[key]
-    if since is not None and any(x is not None and x < since for x in (a.min_time, b.min_time)):
-        # lists from one side only: consolidate those holding several entries (an insert
-        # and a later delete cancel once both are advanced to since); single entries keep
-        # their time, which reads at or above since cannot tell apart
-        for key, lst in [(k, l) for k, l in out.items() if l[1].__class__ is not int and k not in other]:
-            acc = {}
-            for row, t, d in lst:
-                kk = (row, t if t > s else s)
-                acc[kk] = acc.get(kk, 0) + d
-            if len(acc) == len(lst):
-                continue
-            merged = [(row, t, d) for (row, t), d in acc.items() if d]
-            n += len(merged) - len(lst)
-            if merged:
-                out[key] = _pack(merged)
-            else:
-                del out[key]
-    times = [x for x in (a.min_time, b.min_time) if x is not None]
-    lo = min(times) if times else None
-    times = [x for x in (a.max_time, b.max_time) if x is not None]
-    hi = max(times) if times else None
-    if lo is not None and since is not None and lo < since:
-        # advanced times may now sit at since; min/max remain valid bounds
-        hi = max(hi, since)
-    return Batch(a.lower, b.upper, out, n, lo, hi)
 
 
 def _accumulate(out: dict, lst, as_of: int, upper: Frontier, whole: bool) -> None:
@@ -469,7 +302,7 @@ class Spine(UpperListeners):
         upper = self.upper
         if upper is None or time < upper or (new_upper is not None and time >= new_upper):
             raise AssertionError(f"time {time} outside [{upper}, {new_upper})")
-        self.insert(_batch_at(self.key_fn, updates, time, upper, new_upper))
+        self.insert(batch_at(self.key_fn, updates, time, upper, new_upper))
 
     def insert_updates(self, updates: Iterable[tuple], new_upper: Frontier) -> None:
         """Insert ``(row, time, diff)`` updates with times in ``[upper, new_upper)``."""
@@ -560,7 +393,7 @@ class Spine(UpperListeners):
             cost = bs[j].count + bs[j + 1].count
             if fuel is not None and cost > fuel:
                 return did
-            merged = _merge(bs[j], bs[j + 1], h.since)
+            merged = merge_batches(bs[j], bs[j + 1], h.since)
             new = bs[:j] + ((merged,) if merged.count else ()) + bs[j + 2:]
             if not merged.count and j > 0 and j + 2 < len(bs):
                 pass  # an emptied batch just disappears; its neighbours stay contiguous in time
@@ -582,12 +415,12 @@ class Spine(UpperListeners):
                     new = []
                     for b in bs:
                         if b.min_time is not None and b.min_time < since:
-                            b = _merge(b, Batch(b.upper, b.upper, {}, 0, None, None), since)
+                            b = merge_batches(b, Batch(b.upper, b.upper, {}, 0, None, None), since)
                         if b.count:
                             new.append(b)
                     self._h = ReadHandle(tuple(new), since, h.upper, h.key_fn)
                 return
-            merged = _merge(bs[j], bs[j + 1], h.since)
+            merged = merge_batches(bs[j], bs[j + 1], h.since)
             self._h = ReadHandle(bs[:j] + ((merged,) if merged.count else ()) + bs[j + 2:],
                                  h.since, h.upper, h.key_fn)
 

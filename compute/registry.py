@@ -36,7 +36,7 @@ import itertools
 import threading
 from typing import Any, Callable, Iterable, NamedTuple, Optional
 
-from compute.arrangement import entries
+from compute.batch import entries
 from compute.errors import ComputeProtocolError
 from compute.ids import GlobalId
 from compute.timestamp import MIN, Frontier, frontier_le, frontier_min, try_step_forward
