@@ -36,7 +36,7 @@ class Batch:
         self.lower = lower
         #: ``None``: the empty frontier (the batch seals the spine)
         self.upper = upper
-        #: key -> list of ``(row, time, diff)``; never mutated after construction
+        #: key -> one entry ``(row, time, diff)`` or a tuple of them (``entries``); never mutated
         self.updates = updates
         #: number of ``(row, time, diff)`` entries
         self.count = count
@@ -76,58 +76,43 @@ def build_batch(key_fn: Callable[[tuple], Any], updates: Iterable[tuple], lower:
     for row, t, d in updates:
         k = (row, t)
         acc[k] = acc.get(k, 0) + d
-    by_key: dict = {}
-    multi: dict = {}
-    n = 0
-    lo = hi = None
-    for (row, t), d in acc.items():
-        if not d:
-            continue
-        key = key_fn(row)
-        got = by_key.get(key)
-        if got is None:
-            by_key[key] = (row, t, d)
-        else:
-            lst = multi.get(key)
-            if lst is None:
-                multi[key] = [got, (row, t, d)]
-            else:
-                lst.append((row, t, d))
-        n += 1
-        if lo is None or t < lo:
-            lo = t
-        if hi is None or t > hi:
-            hi = t
-    for key, lst in multi.items():
-        by_key[key] = tuple(lst)
-    return Batch(lower, upper, by_key, n, lo, hi)
+    ents = [(row, t, d) for (row, t), d in acc.items() if d]
+    if not ents:
+        return Batch(lower, upper, {}, 0, None, None)
+    times = [e[1] for e in ents]
+    return Batch(lower, upper, _grouped([key_fn(e[0]) for e in ents], ents), len(ents),
+                 min(times), max(times))
 
 
-def batch_at(key_fn, updates: list, time: int, lower: int, upper: Frontier) -> Batch:
+def batch_at(key_fn, updates: Iterable[tuple], time: int, lower: int, upper: Frontier) -> Batch:
     """A batch of consolidated ``(row, diff)`` updates all at ``time`` (the dataflow's
-    per-time output); skips the time-keyed consolidation of ``build_batch``."""
+    per-time output; zero diffs skipped); skips the time-keyed consolidation of
+    ``build_batch``."""
+    ents = [(row, time, d) for row, d in updates if d]
+    col = getattr(key_fn, "key_column", None)
+    keys = [(e[0][col],) for e in ents] if col is not None else [key_fn(e[0]) for e in ents]
+    n = len(ents)
+    return Batch(lower, upper, _grouped(keys, ents), n, time if n else None, time if n else None)
+
+
+def _grouped(keys: list, ents: list) -> dict:
+    """``key -> value`` (an entry, or a tuple of the key's entries in order)."""
     by_key: dict = {}
     multi: dict = {}
     get = by_key.get
-    n = 0
-    col = getattr(key_fn, "key_column", None)
-    for row, d in updates:
-        if not d:
-            continue
-        key = (row[col],) if col is not None else key_fn(row)
+    for key, e in zip(keys, ents):
         got = get(key)
         if got is None:
-            by_key[key] = (row, time, d)
+            by_key[key] = e
         else:
             lst = multi.get(key)
             if lst is None:
-                multi[key] = [got, (row, time, d)]
+                multi[key] = [got, e]
             else:
-                lst.append((row, time, d))
-        n += 1
+                lst.append(e)
     for key, lst in multi.items():
         by_key[key] = tuple(lst)
-    return Batch(lower, upper, by_key, n, time if n else None, time if n else None)
+    return by_key
 
 
 def merge_batches(a: Batch, b: Batch, since: Frontier) -> Batch:

@@ -60,22 +60,13 @@ class Graveyard:
                 del o
                 continue
             t = type(o)
-            if t is dict:
+            if t is dict or t is list:
                 n = min(budget, len(o))
-                popitem = o.popitem
-                for _ in range(n):
-                    _k, v = popitem()
-                    if _diggable(v):
-                        stack.append(v)
-                    del _k, v
-                budget -= n + 1
-                if o:
-                    stack.append(o)
-            elif t is list:
-                n = min(budget, len(o))
-                pop = o.pop
+                pop = o.popitem if t is dict else o.pop
                 for _ in range(n):
                     v = pop()
+                    if t is dict:
+                        v = v[1]
                     if _diggable(v):
                         stack.append(v)
                     del v

@@ -432,37 +432,28 @@ def _apply_disjoint(by_key, key_list, param_sets, check, new_fns, fast, arity):
     matched = 0
     get = by_key.get
     key_only, direct = fast
-    if key_only and (direct is not None or not new_fns):
-        # no predicate to evaluate, assignments copied from the set or the row
-        for key, ps in zip(key_list, param_sets):
-            bucket = get(key)
-            if not bucket:
-                continue
-            for row, c in bucket.items():
-                matched += c
-                if direct:
-                    new = list(row)
-                    for i, j in direct:
-                        new[i] = ps[j - arity] if j >= arity else row[j]
-                    new = tuple(new)
-                    if new == row:
-                        continue
-                    append((new, c))
-                append((row, -c))
-        return updates, matched
+    if key_only:
+        check = None  # the key lookup already satisfied the WHERE
+    if direct is not None:
+        new_fns = None  # plain copies from the set or the row, below
     for key, ps in zip(key_list, param_sets):
         bucket = get(key)
         if not bucket:
             continue
         for row, c in bucket.items():
-            ext = row + ps
-            if not check(ext):
-                continue
+            if check is not None or new_fns:
+                ext = row + ps
+                if check is not None and not check(ext):
+                    continue
             matched += c
-            if new_fns:
+            if direct or new_fns:
                 new = list(row)
-                for i, f in new_fns:
-                    new[i] = f(ext)
+                if direct:
+                    for i, j in direct:
+                        new[i] = ps[j - arity] if j >= arity else row[j]
+                else:
+                    for i, f in new_fns:
+                        new[i] = f(ext)
                 new = tuple(new)
                 if new == row:
                     continue

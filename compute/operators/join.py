@@ -150,30 +150,22 @@ def _step(rows, key_fn, col, get, fin) -> list:
     return new
 
 
-_FUSED: dict = {}
-
-
 def _fused_step(col: int, out_idx, prefix_arity: int):
     """The last lookup step with the output projection fused in: generated code that reads
     each output column from the prefix row or the matched row, with no concatenated row
     and no getter call per match (one compiled function per shape, cached)."""
-    key = (col, tuple(out_idx), prefix_arity)
-    fn = _FUSED.get(key)
-    if fn is None:
-        cols = "".join(f"prow[{i}], " if i < prefix_arity else f"r2[{i - prefix_arity}], " for i in out_idx)
-        src = (f"def _fused(rows, get):\n"
-               f"    new = []\n"
-               f"    append = new.append\n"
-               f"    for prow, d in rows:\n"
-               f"        m = get((prow[{col}],))\n"
-               f"        if m:\n"
-               f"            for r2, c in m.items():\n"
-               f"                append((({cols}), d * c if c != 1 else d))\n"
-               f"    return new\n")
-        ns: dict = {}
-        exec(compile(src, "<mzlite:join_step>", "exec"), ns)
-        fn = _FUSED[key] = ns["_fused"]
-    return fn
+    from compute.compile import compile_source
+    cols = "".join(f"prow[{i}], " if i < prefix_arity else f"r2[{i - prefix_arity}], " for i in out_idx)
+    src = (f"def _fused(rows, get):\n"
+           f"    new = []\n"
+           f"    append = new.append\n"
+           f"    for prow, d in rows:\n"
+           f"        m = get((prow[{col}],))\n"
+           f"        if m:\n"
+           f"            for r2, c in m.items():\n"
+           f"                append((({cols}), d * c if c != 1 else d))\n"
+           f"    return new\n")
+    return compile_source(f"join_step:{col}:{tuple(out_idx)}:{prefix_arity}", src, "_fused")
 
 
 def _step_checked(rows, key_fn, get, fin, errs) -> list:

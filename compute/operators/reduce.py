@@ -28,7 +28,7 @@ from typing import Sequence
 
 from sortedcontainers import SortedList
 
-from compute.compile import compile_scalar
+from compute.compile import compile_scalar, compile_source
 from compute.errors import EvalError
 from compute.functions import avg_finish, sum_finish, variance_finish
 from compute.operators import EMPTY, Operator, accumulate_counts, take_touched
@@ -66,24 +66,16 @@ def row_evaluator(exprs: Sequence[ScalarExpr]):
     return f
 
 
-_ACCUMULATORS: dict = {}
-
-
 def fused_accumulator(display: str):
     """``f(chunk, acc)``: for each ``(row, diff)`` add the diff to ``acc[<display>]``, where
     ``display`` is a ``row_evaluator``'s tuple display (columns and plain literals, which
     cannot raise): the evaluation and the pre-consolidation in one generated loop."""
-    fn = _ACCUMULATORS.get(display)
-    if fn is None:
-        src = (f"def _accumulate(chunk, acc):\n"
-               f"    get = acc.get\n"
-               f"    for row, d in chunk:\n"
-               f"        kv = {display}\n"
-               f"        acc[kv] = get(kv, 0) + d\n")
-        ns: dict = {}
-        exec(compile(src, "<mzlite:reduce_accumulate>", "exec"), ns)
-        fn = _ACCUMULATORS[display] = ns["_accumulate"]
-    return fn
+    src = (f"def _accumulate(chunk, acc):\n"
+           f"    get = acc.get\n"
+           f"    for row, d in chunk:\n"
+           f"        kv = {display}\n"
+           f"        acc[kv] = get(kv, 0) + d\n")
+    return compile_source("reduce_acc:" + display, src, "_accumulate")
 
 
 def evaluate_rows(fn, chunk, errs: list):
