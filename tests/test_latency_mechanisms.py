@@ -5,6 +5,7 @@
 - ``compute.driver.Urgency``: the interactive runtime's queued commands and a woken reader
   make maintenance step aside (briefly) between its steps and shorten the switch interval,
   so the GIL goes to them.
+- ``compute.driver.BulkGC``: a long busy period raises the young GC threshold until idle.
 - ``compute.graveyard.Graveyard``: a dropped dataflow is freed a slice per step, and only
   what nobody else holds is taken apart.
 
@@ -256,3 +257,53 @@ def test_urgency_shortens_the_switch_interval_and_restores_the_programs_own():
         assert sys.getswitchinterval() == pytest.approx(0.004)
     finally:
         sys.setswitchinterval(before)
+
+
+def test_a_long_busy_period_raises_the_young_gc_threshold_until_the_runtime_is_idle():
+    """Sabotage: the driver never entering ``BULK_GC`` -> the threshold seen during the
+    long busy period is the program's own."""
+    import gc
+
+    from compute import driver as D
+    before = gc.get_threshold()
+    seen = []
+
+    class Busy(_FakeRuntime):
+        def step(self, fuel=None):
+            seen.append(gc.get_threshold()[0])
+            return super().step(fuel)
+
+    rt = Busy(steps_with_work=D.BULK_AFTER_STEPS + 3)
+    d = RuntimeDriver(rt, start=False)
+    d.wake()
+    d.start()
+    try:
+        assert rt.done.wait(WAIT)
+    finally:
+        d.shutdown()
+    assert seen[0] == before[0]  # a short burst of work leaves the collector alone
+    assert seen[-1] == max(before[0], D.BulkGC.BULK_THRESHOLD0)
+    assert gc.get_threshold() == before  # idle (here: shut down): the program's own again
+
+
+def test_bulk_gc_leaves_a_disabled_threshold_and_a_programs_later_change_alone():
+    import gc
+
+    from compute.driver import BulkGC
+    before = gc.get_threshold()
+    try:
+        g = BulkGC()
+        gc.set_threshold(700, 10, 10)
+        g.enter()
+        g.enter()
+        assert gc.get_threshold()[0] == BulkGC.BULK_THRESHOLD0
+        g.exit()
+        assert gc.get_threshold()[0] == BulkGC.BULK_THRESHOLD0
+        g.exit()
+        assert gc.get_threshold() == (700, 10, 10)
+        g.enter()
+        gc.set_threshold(1234, 10, 10)  # the program changes its mind meanwhile
+        g.exit()
+        assert gc.get_threshold() == (1234, 10, 10)
+    finally:
+        gc.set_threshold(*before)
