@@ -61,9 +61,41 @@ def row_evaluator(exprs: Sequence[ScalarExpr]):
         parts = [f"row[{e.index}]" if isinstance(e, Column) else repr(e.value) for e in exprs]
         f = eval(f"lambda row: ({', '.join(parts)},)")
         f.display = f"({', '.join(parts)},)"
+        f.parts = parts
         return f
     f = compile_scalar(Call("record", exprs, "record"))
     return f
+
+
+def fused_group_update(key_parts, agg_parts, aggs, width: int):
+    """``f(chunk, groups, touched)`` for count/sum aggregates of plain columns and literals:
+    each ``(row, diff)`` goes straight into its group's slots (what ``push`` does through the
+    pre-consolidation dict and the per-aggregate passes, in one generated loop).  ``None``
+    when some aggregate is of another kind."""
+    lines = ["def _update(chunk, groups, touched):",
+             "    get = groups.get",
+             "    add = touched.add",
+             "    for row, d in chunk:",
+             f"        key = ({''.join(p + ', ' for p in key_parts)})",
+             "        G = get(key)",
+             "        if G is None:",
+             f"            G = groups[key] = [0] * {width}",
+             "        add(key)",
+             "        G[0] += d"]
+    for part, a in zip(agg_parts, aggs):
+        o = a.off
+        if type(a) is _Count:
+            lines.append(f"        if {part} is not None:" if part not in ("True", "1") else "        if True:")
+            lines.append(f"            G[{o}] += d")
+        elif type(a) is _Sum:
+            lines.append(f"        v = {part}")
+            lines.append("        if v is not None:")
+            lines.append(f"            G[{o}] += v * d if d != 1 else v")
+            lines.append(f"            G[{o + 1}] += d")
+        else:
+            return None
+    src = "\n".join(lines) + "\n"
+    return compile_source("reduce_groups:" + src, src, "_update")
 
 
 def fused_accumulator(display: str):
@@ -384,6 +416,10 @@ class ReduceOp(Operator):
             self.aggs.append(agg)
             off += agg.slots
         self.global_default = global_default and not group_key
+        parts = getattr(self.eval, "parts", None)
+        #: count/sum of columns: rows update their groups directly (``fused_group_update``)
+        self._direct = None if parts is None or not self.aggs else fused_group_update(
+            parts[:self.nkey], parts[self.nkey:], self.aggs, off)
         #: key -> G (see module docstring); a group is removed when its count is zero
         self.groups: dict = {}
         #: key -> ``(is_error, row)`` last emitted
@@ -393,6 +429,9 @@ class ReduceOp(Operator):
         self._flushed_once = False
 
     def push(self, port: int, chunk: list, time: int):
+        if self._direct is not None:
+            self._direct(chunk, self.groups, self.touched)
+            return EMPTY, EMPTY
         errs: list = []
         acc: dict = {}
         if self._fused is not None:
