@@ -64,6 +64,8 @@ class StorageCollection(UpperListeners):
         self.upper: Frontier = upper
         self._listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()  # serialises writers only
+        #: why the writer of this collection failed (a materialized view's dataflow), else None
+        self.failed: Optional[str] = None
 
     # ----------------------------------------------------------- writing
     def append(self, updates: list, time: int, new_upper: Frontier) -> None:
@@ -109,6 +111,12 @@ class StorageCollection(UpperListeners):
             if new_upper is not None and new_upper <= self.upper:
                 return
             self.upper = new_upper
+        self._notify()
+
+    def fail(self, message: str) -> None:
+        """The dataflow writing this collection failed: its upper will never advance again.
+        Readers (dataflows reading it) fail with ``message`` instead of waiting for ever."""
+        self.failed = message
         self._notify()
 
     # ----------------------------------------------------------- reading

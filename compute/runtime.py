@@ -99,6 +99,8 @@ class Runtime:
         self._dataflows: list[_Hosted] = []
         #: dropped dataflows being freed a slice per step
         self._graveyard = Graveyard()
+        #: export id -> why its dataflow failed (importers fail too instead of waiting)
+        self._failed_exports: dict[GlobalId, str] = {}
         #: live export id -> its dataflow
         self._export_of: dict[GlobalId, _Hosted] = {}
         #: every export id ever created here (the controller must never reuse one)
@@ -411,8 +413,28 @@ class Runtime:
         for p in list(self._peeks.values()):
             self._respond(p, PeekError(peeks.INTERNAL, message))
 
+    def _failed_input(self, h: _Hosted) -> Optional[str]:
+        """Why ``h`` can never make progress: a storage collection it reads was written by a
+        dataflow that failed, or an index it imports here belongs to one; else ``None``."""
+        for sid, coll in h.sources.items():
+            m = getattr(coll, "failed", None)
+            if m is not None:
+                return f"its input {sid} failed: {m}"
+        if self._failed_exports:
+            for imp in h.desc.index_imports:
+                m = self._failed_exports.get(imp.id)
+                if m is not None:
+                    return f"its input {imp.id} failed: {m}"
+        return None
+
     def _fail(self, h: _Hosted, message: str) -> None:
         h.failed = message
+        for eid in h.desc.export_ids():
+            self._failed_exports[eid] = message
+        for s in h.desc.sink_exports:
+            coll = h.sinks.get(s.id)
+            if coll is not None and hasattr(coll, "fail"):
+                coll.fail(message)  # readers of the materialized view see it, not a stall
         for hold in h.holds.values():
             hold.release()
         if self.role == "maintenance" and self.enabled_sharing:
@@ -433,6 +455,12 @@ class Runtime:
             if h.df is None and h.failed is None and h.holds:
                 did |= self._try_build(h)
         built = [h for h in self._dataflows if h.df is not None and h.failed is None]
+        for h in built:
+            msg = self._failed_input(h)
+            if msg is not None:
+                self._fail(h, msg)  # it could only wait for ever: answer its readers
+                did = True
+        built = [h for h in built if h.failed is None]
         n = len(built)
         publishing = self.role == "maintenance" and self.enabled_sharing
         for k in range(n):
