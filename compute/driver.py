@@ -27,6 +27,46 @@ from compute.errors import ComputeProtocolError
 from compute.protocol import Status
 
 
+class SwitchIntervals:
+    """The interpreter's switch interval as the minimum of the intervals requested by
+    this module's mechanisms (``Urgency``, ``BulkGC``), and the program's own value when
+    none is requested.  The program's value is read when the first request arrives; if the
+    program changes the interval while requests are active, its change is kept when they end
+    (``release`` restores only what this module set)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._requests: dict = {}
+        self._saved: Optional[float] = None
+        self._set: Optional[float] = None
+
+    def request(self, owner, interval: float) -> None:
+        with self._lock:
+            if not self._requests:
+                self._saved = sys.getswitchinterval()
+            self._requests[owner] = interval
+            self._apply()
+
+    def release(self, owner) -> None:
+        with self._lock:
+            if self._requests.pop(owner, None) is not None:
+                self._apply()
+
+    def _apply(self) -> None:
+        if self._set is not None and sys.getswitchinterval() != self._set:
+            self._saved = sys.getswitchinterval()  # the program changed it meanwhile: keep that
+        target = min([self._saved] + list(self._requests.values())) if self._requests else self._saved
+        if target is not None:
+            sys.setswitchinterval(target)
+            self._set = sys.getswitchinterval()
+        if not self._requests:
+            self._saved = self._set = None
+
+
+#: the process's one ``SwitchIntervals``
+SWITCH_INTERVAL = SwitchIntervals()
+
+
 class Urgency:
     """How many latency-sensitive hand-offs are in flight in this process: commands queued
     for the interactive runtime and not yet worked off, and peek answers delivered to a
@@ -52,8 +92,6 @@ class Urgency:
     def __init__(self):
         self._lock = threading.Lock()
         self._n = 0
-        #: the switch interval to restore when nothing is urgent any more
-        self._saved_interval: Optional[float] = None
 
     @property
     def pending(self) -> int:
@@ -66,17 +104,15 @@ class Urgency:
                 # URGENT_SWITCH_S instead of the interpreter's interval (5 ms): the waiting
                 # interactive runtime or reader gets in within a fraction of a millisecond
                 # even in the middle of a maintenance step
-                self._saved_interval = sys.getswitchinterval()
-                sys.setswitchinterval(min(self._saved_interval, self.URGENT_SWITCH_S))
+                SWITCH_INTERVAL.request(self, self.URGENT_SWITCH_S)
             self._n += n
 
     def lower(self, n: int = 1) -> None:
         with self._lock:
             was = self._n
             self._n = max(0, self._n - n)
-            if was and not self._n and self._saved_interval is not None:
-                sys.setswitchinterval(self._saved_interval)  # the program's own setting again
-                self._saved_interval = None
+            if was and not self._n:
+                SWITCH_INTERVAL.release(self)  # the program's own setting again, unless busy
 
     def yield_while_pending(self) -> float:
         """Sleep in slices while anything is pending (bounded); returns the seconds yielded."""
@@ -95,15 +131,21 @@ URGENT = Urgency()
 
 class BulkGC:
     """While any runtime is in a long busy period (a hydration, a large batch), Python's
-    cyclic collector runs its young generation every ``BULK_THRESHOLD0`` allocations instead
-    of every 700.  Building a million-row arrangement allocates millions of tuples; at the
+    cyclic collector runs its young generation every ``BULK_THRESHOLD0`` (10,000) allocations
+    instead of every 700.  Building a million-row arrangement allocates millions of tuples; at the
     default threshold every tenth young collection promotes enough of them to trigger a
     full collection, and each full collection walks every structure being built (1M-row
     index: 9 full collections, ~0.7 s of a 2 s build).  The rows are acyclic, so collecting
     them later loses nothing; the process's own thresholds come back when the last busy
-    runtime goes idle.  Process-wide on purpose: the collector is."""
+    runtime goes idle.  10,000 rather than more: a young collection cannot be interrupted,
+    and at 50,000 the middle generation's collections paused every thread for 15-20 ms.
+    While busy, the switch interval is also lowered to ``BUSY_SWITCH_S`` (``SwitchIntervals``).
+    Process-wide on purpose: the collector is."""
 
-    BULK_THRESHOLD0 = 50_000
+    BULK_THRESHOLD0 = 10_000
+    #: while a runtime is busy, threads hand the GIL over after this long: a session waking
+    #: to issue a read waits about this long for its turn, not the interpreter's 5 ms
+    BUSY_SWITCH_S = 0.001
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -117,6 +159,7 @@ class BulkGC:
                 t0, t1, t2 = self._saved
                 if t0:  # 0: the program disabled automatic collection; leave it so
                     gc.set_threshold(max(t0, self.BULK_THRESHOLD0), t1, t2)
+                SWITCH_INTERVAL.request(self, self.BUSY_SWITCH_S)
             self._n += 1
 
     def exit(self) -> None:
@@ -126,6 +169,7 @@ class BulkGC:
                 if gc.get_threshold()[0] == max(self._saved[0], self.BULK_THRESHOLD0):
                     gc.set_threshold(*self._saved)  # unless the program changed it meanwhile
                 self._saved = None
+                SWITCH_INTERVAL.release(self)
 
 
 #: the process's one ``BulkGC``

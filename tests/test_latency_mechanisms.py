@@ -151,7 +151,10 @@ def test_a_yielding_driver_steps_aside_between_steps_while_urgency_is_pending(yi
 def test_yield_is_bounded_when_nothing_lowers_urgency():
     urg = Urgency()
     urg.raise_()
-    spent = urg.yield_while_pending()
+    try:
+        spent = urg.yield_while_pending()
+    finally:
+        urg.lower()
     assert spent < 1.0  # the budget (milliseconds) bounds a raise that is never lowered
     assert Urgency().yield_while_pending() == 0.0
 
@@ -307,3 +310,27 @@ def test_bulk_gc_leaves_a_disabled_threshold_and_a_programs_later_change_alone()
         assert gc.get_threshold() == (1234, 10, 10)
     finally:
         gc.set_threshold(*before)
+
+
+def test_the_switch_interval_is_the_least_requested_and_the_programs_own_afterwards():
+    """Urgency (0.2 ms) and a busy runtime (1 ms) request intervals together.  Sabotage:
+    ``release`` restoring the program's value while another request is active -> 4 ms
+    while the busy request still stands."""
+    import sys
+
+    from compute.driver import SwitchIntervals
+    before = sys.getswitchinterval()
+    si = SwitchIntervals()
+    busy, urgent = object(), object()
+    try:
+        sys.setswitchinterval(0.004)
+        si.request(busy, 0.001)
+        assert sys.getswitchinterval() == pytest.approx(0.001)
+        si.request(urgent, 0.0002)
+        assert sys.getswitchinterval() == pytest.approx(0.0002)
+        si.release(urgent)
+        assert sys.getswitchinterval() == pytest.approx(0.001)
+        si.release(busy)
+        assert sys.getswitchinterval() == pytest.approx(0.004)
+    finally:
+        sys.setswitchinterval(before)
