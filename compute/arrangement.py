@@ -1,7 +1,8 @@
 """Arrangements: a collection indexed by key, as a spine of immutable batches.
 
-Owns ``Batch``, ``Spine`` and ``ReadHandle``.  A ``Spine`` is the maintained form of an
-index: a tuple of immutable ``Batch``es, each mapping ``key -> [(row, time, diff), ...]``
+Owns ``Spine`` and ``ReadHandle``.  A ``Spine`` is the maintained form of an
+index: a tuple of immutable ``Batch``es (``compute.batch``), each mapping a key to its
+``(row, time, diff)`` entries
 (the row is stored whole; the key is computed from the row by the index's compiled key
 function), plus ``since`` (logical compaction: reads below it are not distinguishable)
 and ``upper`` (every time below it is final).
@@ -36,142 +37,17 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
+from compute.batch import Batch, batch_at, build_batch, count_of, entries, merge_batches
 from compute.listeners import UpperListeners
 from compute.persist import SinceError
 from compute.timestamp import Frontier, frontier_le
 
-__all__ = ["Batch", "Spine", "SpineHold", "ReadHandle", "SinceError", "build_batch", "EAGER_MERGE_FUEL"]
+__all__ = ["Batch", "Spine", "SpineHold", "ReadHandle", "SinceError", "build_batch", "EAGER_MERGE_FUEL",
+           "entries", "count_of"]
 
 #: records an ``insert`` may spend merging small batches eagerly (bigger merges wait for
 #: ``maintain``), so a stream of tiny batches never piles up between maintenance calls
 EAGER_MERGE_FUEL = 4096
-
-
-class Batch:
-    """Immutable updates with times in ``[lower, upper)`` (times below the spine's since
-    at merge time are advanced to it, so ``min_time``/``max_time`` are the truth)."""
-
-    __slots__ = ("lower", "upper", "updates", "count", "min_time", "max_time")
-
-    def __init__(self, lower: int, upper: Frontier, updates: dict, count: int,
-                 min_time: Optional[int], max_time: Optional[int]):
-        self.lower = lower
-        #: ``None``: the empty frontier (the batch seals the spine)
-        self.upper = upper
-        #: key -> list of ``(row, time, diff)``; never mutated after construction
-        self.updates = updates
-        #: number of ``(row, time, diff)`` entries
-        self.count = count
-        #: least / greatest time present (``None`` when the batch is empty)
-        self.min_time = min_time
-        self.max_time = max_time
-
-    def __len__(self) -> int:
-        return self.count
-
-    def __repr__(self) -> str:
-        return f"Batch([{self.lower}, {self.upper}), {self.count} updates)"
-
-
-def build_batch(key_fn: Callable[[tuple], Any], updates: Iterable[tuple], lower: int,
-                upper: Frontier) -> Batch:
-    """A batch of ``(row, time, diff)`` updates keyed by ``key_fn(row)``, consolidated."""
-    acc: dict = {}
-    for row, t, d in updates:
-        k = (row, t)
-        acc[k] = acc.get(k, 0) + d
-    by_key: dict = {}
-    n = 0
-    lo = hi = None
-    for (row, t), d in acc.items():
-        if not d:
-            continue
-        key = key_fn(row)
-        lst = by_key.get(key)
-        if lst is None:
-            by_key[key] = [(row, t, d)]
-        else:
-            lst.append((row, t, d))
-        n += 1
-        if lo is None or t < lo:
-            lo = t
-        if hi is None or t > hi:
-            hi = t
-    return Batch(lower, upper, by_key, n, lo, hi)
-
-
-def _batch_at(key_fn, updates: list, time: int, lower: int, upper: Frontier) -> Batch:
-    """A batch of consolidated ``(row, diff)`` updates all at ``time`` (the dataflow's
-    per-time output); skips the time-keyed consolidation of ``build_batch``."""
-    by_key: dict = {}
-    n = 0
-    for row, d in updates:
-        if not d:
-            continue
-        key = key_fn(row)
-        lst = by_key.get(key)
-        if lst is None:
-            by_key[key] = [(row, time, d)]
-        else:
-            lst.append((row, time, d))
-        n += 1
-    return Batch(lower, upper, by_key, n, time if n else None, time if n else None)
-
-
-def _merge(a: Batch, b: Batch, since: Frontier) -> Batch:
-    """``a`` then ``b`` as one batch; keys present in both are consolidated with times
-    advanced to ``since`` (keys in one batch only are shared as-is: their lists are
-    immutable)."""
-    ua, ub = a.updates, b.updates
-    if len(ua) >= len(ub):
-        out, other = dict(ua), ub
-    else:
-        out, other = dict(ub), ua
-    n = a.count + b.count
-    s = since if since is not None else 0
-    for key, lst in other.items():
-        ex = out.get(key)
-        if ex is None:
-            out[key] = lst
-            continue
-        acc: dict = {}
-        for row, t, d in ex:
-            k = (row, t if t > s else s)
-            acc[k] = acc.get(k, 0) + d
-        for row, t, d in lst:
-            k = (row, t if t > s else s)
-            acc[k] = acc.get(k, 0) + d
-        merged = [(row, t, d) for (row, t), d in acc.items() if d]
-        n += len(merged) - len(ex) - len(lst)
-        if merged:
-            out[key] = merged
-        else:
-            del out[key]
-    if since is not None and any(x is not None and x < since for x in (a.min_time, b.min_time)):
-        # lists from one side only: consolidate those holding several entries (an insert
-        # and a later delete cancel once both are advanced to since); single entries keep
-        # their time, which reads at or above since cannot tell apart
-        for key, lst in [(k, l) for k, l in out.items() if len(l) > 1 and k not in other]:
-            acc = {}
-            for row, t, d in lst:
-                kk = (row, t if t > s else s)
-                acc[kk] = acc.get(kk, 0) + d
-            if len(acc) == len(lst):
-                continue
-            merged = [(row, t, d) for (row, t), d in acc.items() if d]
-            n += len(merged) - len(lst)
-            if merged:
-                out[key] = merged
-            else:
-                del out[key]
-    times = [x for x in (a.min_time, b.min_time) if x is not None]
-    lo = min(times) if times else None
-    times = [x for x in (a.max_time, b.max_time) if x is not None]
-    hi = max(times) if times else None
-    if lo is not None and since is not None and lo < since:
-        # advanced times may now sit at since; min/max remain valid bounds
-        hi = max(hi, since)
-    return Batch(a.lower, b.upper, out, n, lo, hi)
 
 
 def _accumulate(out: dict, lst, as_of: int, upper: Frontier, whole: bool) -> None:
@@ -233,15 +109,26 @@ class ReadHandle(tuple):
         """``row -> count`` consolidated over updates with ``time <= as_of`` (zeros removed)."""
         self._check(as_of)
         upper = tuple.__getitem__(self, 2)
+        batches = [b for b in tuple.__getitem__(self, 0)
+                   if b.min_time is not None and b.min_time <= as_of
+                   and (upper is None or b.min_time < upper)]
+        if len(batches) == 1:
+            b = batches[0]
+            if b.min_time == b.max_time:
+                # one batch at one time: consolidated per (row, time), so each row appears
+                # once with a non-zero count (a loaded table's index, freshly built)
+                return {row: d for v in b.updates.values()
+                        for row, _t, d in ((v,) if v[1].__class__ is int else v)}
         out: dict = {}
-        for b in tuple.__getitem__(self, 0):
-            if b.min_time is None or b.min_time > as_of:
-                continue
-            if upper is not None and b.min_time >= upper:
-                continue
-            whole = b.max_time <= as_of and (upper is None or b.max_time < upper)
-            for lst in b.updates.values():
-                _accumulate(out, lst, as_of, upper, whole)
+        get = out.get
+        for b in batches:
+            if b.max_time <= as_of and (upper is None or b.max_time < upper):
+                for v in b.updates.values():
+                    for row, _t, d in ((v,) if v[1].__class__ is int else v):
+                        out[row] = get(row, 0) + d
+            else:
+                for v in b.updates.values():
+                    _accumulate(out, entries(v), as_of, upper, False)
         return {r: c for r, c in out.items() if c}
 
     def lookup(self, key: Any, as_of: int) -> dict:
@@ -254,7 +141,32 @@ class ReadHandle(tuple):
             if lst is None or b.min_time > as_of:
                 continue
             whole = b.max_time <= as_of and (upper is None or b.max_time < upper)
-            _accumulate(out, lst, as_of, upper, whole)
+            _accumulate(out, entries(lst), as_of, upper, whole)
+        return {r: c for r, c in out.items() if c}
+
+    def lookup_many(self, keys, as_of: int) -> dict:
+        """``row -> count`` over the rows of every key in ``keys`` at ``as_of`` (a key given
+        twice counts twice, as separate ``lookup``s would): one pass per batch, the probes
+        inline (a bulk UPDATE/DELETE reads thousands of keys in one peek)."""
+        self._check(as_of)
+        upper = tuple.__getitem__(self, 2)
+        out: dict = {}
+        get = out.get
+        for b in tuple.__getitem__(self, 0):
+            if b.min_time is None or b.min_time > as_of:
+                continue
+            probe = b.updates.get
+            if b.max_time <= as_of and (upper is None or b.max_time < upper):
+                for key in keys:
+                    lst = probe(key)
+                    if lst is not None:
+                        for row, _t, d in ((lst,) if lst[1].__class__ is int else lst):
+                            out[row] = get(row, 0) + d
+            else:
+                for key in keys:
+                    lst = probe(key)
+                    if lst is not None:
+                        _accumulate(out, entries(lst), as_of, upper, False)
         return {r: c for r, c in out.items() if c}
 
     def updates_between(self, lower: int, upper: Frontier) -> list:
@@ -265,13 +177,43 @@ class ReadHandle(tuple):
         for b in tuple.__getitem__(self, 0):
             if b.min_time is None or b.max_time < lower or (hi is not None and b.min_time >= hi):
                 continue
-            for lst in b.updates.values():
-                for u in lst:
+            for v in b.updates.values():
+                for u in ((v,) if v[1].__class__ is int else v):
                     t = u[1]
                     if t >= lower and (hi is None or t < hi):
                         out.append(u)
         out.sort(key=lambda u: u[1])
         return out
+
+    def updates_by_time(self, lower: int, upper: Frontier) -> list:
+        """``[(time, [(row, diff), ...])]`` for the updates with ``lower <= time < upper``,
+        time-ordered: ``updates_between`` grouped, without the intermediate triples (a
+        batch wholly at one time in the range is copied out in one comprehension)."""
+        bound = tuple.__getitem__(self, 2)
+        hi = upper if frontier_le(upper, bound) else bound
+        by_time: dict = {}
+        for b in tuple.__getitem__(self, 0):
+            lo_t, hi_t = b.min_time, b.max_time
+            if lo_t is None or hi_t < lower or (hi is not None and lo_t >= hi):
+                continue
+            if lo_t == hi_t:
+                pairs = [(row, d) for v in b.updates.values()
+                         for row, _t, d in ((v,) if v[1].__class__ is int else v)]
+                got = by_time.get(lo_t)
+                if got is None:
+                    by_time[lo_t] = pairs
+                else:
+                    got.extend(pairs)
+                continue
+            for v in b.updates.values():
+                for row, t, d in ((v,) if v[1].__class__ is int else v):
+                    if t >= lower and (hi is None or t < hi):
+                        got = by_time.get(t)
+                        if got is None:
+                            by_time[t] = [(row, d)]
+                        else:
+                            got.append((row, d))
+        return sorted(by_time.items())
 
     def read_handle(self) -> "ReadHandle":
         return self
@@ -354,13 +296,13 @@ class Spine(UpperListeners):
             self.maintain(EAGER_MERGE_FUEL)
         self._notify()
 
-    def insert_at(self, time: int, updates: list, new_upper: Frontier) -> None:
+    def insert_at(self, time: int, updates: Iterable[tuple], new_upper: Frontier) -> None:
         """Insert consolidated ``(row, diff)`` updates all at ``time`` as the batch
-        ``[upper, new_upper)`` (``upper <= time < new_upper``)."""
+        ``[upper, new_upper)`` (``upper <= time < new_upper``); zero diffs are skipped."""
         upper = self.upper
         if upper is None or time < upper or (new_upper is not None and time >= new_upper):
             raise AssertionError(f"time {time} outside [{upper}, {new_upper})")
-        self.insert(_batch_at(self.key_fn, updates, time, upper, new_upper))
+        self.insert(batch_at(self.key_fn, updates, time, upper, new_upper))
 
     def insert_updates(self, updates: Iterable[tuple], new_upper: Frontier) -> None:
         """Insert ``(row, time, diff)`` updates with times in ``[upper, new_upper)``."""
@@ -451,7 +393,7 @@ class Spine(UpperListeners):
             cost = bs[j].count + bs[j + 1].count
             if fuel is not None and cost > fuel:
                 return did
-            merged = _merge(bs[j], bs[j + 1], h.since)
+            merged = merge_batches(bs[j], bs[j + 1], h.since)
             new = bs[:j] + ((merged,) if merged.count else ()) + bs[j + 2:]
             if not merged.count and j > 0 and j + 2 < len(bs):
                 pass  # an emptied batch just disappears; its neighbours stay contiguous in time
@@ -473,12 +415,12 @@ class Spine(UpperListeners):
                     new = []
                     for b in bs:
                         if b.min_time is not None and b.min_time < since:
-                            b = _merge(b, Batch(b.upper, b.upper, {}, 0, None, None), since)
+                            b = merge_batches(b, Batch(b.upper, b.upper, {}, 0, None, None), since)
                         if b.count:
                             new.append(b)
                     self._h = ReadHandle(tuple(new), since, h.upper, h.key_fn)
                 return
-            merged = _merge(bs[j], bs[j + 1], h.since)
+            merged = merge_batches(bs[j], bs[j + 1], h.since)
             self._h = ReadHandle(bs[:j] + ((merged,) if merged.count else ()) + bs[j + 2:],
                                  h.since, h.upper, h.key_fn)
 
@@ -489,8 +431,14 @@ class Spine(UpperListeners):
     def lookup(self, key: Any, as_of: int) -> dict:
         return self._h.lookup(key, as_of)
 
+    def lookup_many(self, keys, as_of: int) -> dict:
+        return self._h.lookup_many(keys, as_of)
+
     def updates_between(self, lower: int, upper: Frontier) -> list:
         return self._h.updates_between(lower, upper)
+
+    def updates_by_time(self, lower: int, upper: Frontier) -> list:
+        return self._h.updates_by_time(lower, upper)
 
     def __repr__(self) -> str:
         h = self._h

@@ -386,24 +386,46 @@ def compile_mfp(mfp: MapFilterProject) -> Callable[..., tuple[list[tuple], list[
     ``EvalError`` is dropped and its error collected; row order is preserved."""
     if not mfp.expressions and not mfp.predicates:
         return _cached("m" + repr(mfp), lambda: _project_only(mfp.output_projection(), mfp.input_arity))
+    return _cached("m" + repr(mfp), lambda: _mfp_loop(mfp, "rows", "row", "{v}", "e", "_mfp"))
 
+
+def compile_mfp_pairs(mfp: MapFilterProject) -> Callable[..., tuple[list[tuple], list[tuple]]]:
+    """``f(pairs, time=None) -> (output_pairs, error_pairs)`` over ``(row, diff)`` pairs: the
+    same per-row code as ``compile_mfp``, with each diff carried along (no grouping of rows
+    by diff and re-pairing around it); ``error_pairs`` are ``(EvalError, diff)``."""
+    return _cached("p" + repr(mfp), lambda: _mfp_loop(mfp, "pairs", "row, d", "({v}, d)", "(e, d)",
+                                                      "_mfp_pairs"))
+
+
+def _mfp_loop(mfp: MapFilterProject, arg: str, item: str, kept: str, failed: str, fname: str):
+    """The generated loop of an MFP: ``for <item> in <arg>``, appending ``kept`` (with
+    ``{v}`` the output row) and collecting ``failed`` for a row that raises."""
+    gen = _Gen({})
+    gen.line("out = []")
+    gen.line("errs = []")
+    gen.line("append = out.append")
+    gen.line(f"for {item} in {arg}:")
+    gen.indent += 1
+    gen.line("try:")
+    gen.indent += 1
+    _emit_mfp_body(gen, mfp, "row", "continue", lambda v: "append(" + kept.format(v=v) + ")")
+    gen.indent -= 1
+    gen.line("except EvalError as e:")
+    gen.line(f"    errs.append({failed})")
+    gen.indent -= 1
+    gen.line("return out, errs")
+    return gen.build(arg, fname)
+
+
+def compile_source(cache_key: str, src: str, fname: str) -> Callable:
+    """``fname`` defined by the generated Python ``src``, compiled once per ``cache_key``
+    (operators that generate their own small loops: a join's fused lookup, a reduce's
+    fused accumulation)."""
     def build():
-        gen = _Gen({})
-        gen.line("out = []")
-        gen.line("errs = []")
-        gen.line("append = out.append")
-        gen.line("for row in rows:")
-        gen.indent += 1
-        gen.line("try:")
-        gen.indent += 1
-        _emit_mfp_body(gen, mfp, "row", "continue", lambda v: f"append({v})")
-        gen.indent -= 1
-        gen.line("except EvalError as e:")
-        gen.line("    errs.append(e)")
-        gen.indent -= 1
-        gen.line("return out, errs")
-        return gen.build("rows", "_mfp")
-    return _cached("m" + repr(mfp), build)
+        ns: dict[str, Any] = {}
+        exec(compile(src, f"<mzlite:{fname}>", "exec"), ns)
+        return ns[fname], src
+    return _cached(cache_key, build)
 
 
 def _project_only(proj: tuple[int, ...], arity: int) -> tuple[Callable, str]:

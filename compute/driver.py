@@ -17,6 +17,8 @@ Deliberately not here: any logic of the runtime (tests step runtimes by hand wit
 from __future__ import annotations
 
 import collections
+import gc
+import sys
 import threading
 import time
 from typing import Any, Callable, Optional
@@ -25,11 +27,174 @@ from compute.errors import ComputeProtocolError
 from compute.protocol import Status
 
 
+class SwitchIntervals:
+    """The interpreter's switch interval as the minimum of the intervals requested by
+    this module's mechanisms (``Urgency``, ``BulkGC``), and the program's own value when
+    none is requested.  The program's value is read when the first request arrives; if the
+    program changes the interval while requests are active, its change is kept when they end
+    (``release`` restores only what this module set)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._requests: dict = {}
+        self._saved: Optional[float] = None
+        self._set: Optional[float] = None
+
+    def request(self, owner, interval: float) -> None:
+        with self._lock:
+            if not self._requests:
+                self._saved = sys.getswitchinterval()
+            self._requests[owner] = interval
+            self._apply()
+
+    def release(self, owner) -> None:
+        with self._lock:
+            if self._requests.pop(owner, None) is not None:
+                self._apply()
+
+    def _apply(self) -> None:
+        if self._set is not None and sys.getswitchinterval() != self._set:
+            self._saved = sys.getswitchinterval()  # the program changed it meanwhile: keep that
+        target = min([self._saved] + list(self._requests.values())) if self._requests else self._saved
+        if target is not None:
+            sys.setswitchinterval(target)
+            self._set = sys.getswitchinterval()
+        if not self._requests:
+            self._saved = self._set = None
+
+
+#: the process's one ``SwitchIntervals``
+SWITCH_INTERVAL = SwitchIntervals()
+
+
+class Urgency:
+    """How many latency-sensitive hand-offs are in flight in this process: commands queued
+    for the interactive runtime and not yet worked off, and peek answers delivered to a
+    waiting session that has not woken yet.
+
+    All runtimes of the process share one GIL.  A thread that wants it waits up to the
+    switch interval (5 ms) while a busy runtime keeps it, and a read crosses threads two or
+    three times, so without this a read behind a hydrating dataflow pays tens of
+    milliseconds of hand-offs for well under a millisecond of work.  A driver made with
+    ``yields_to_urgent`` (maintenance) checks ``pending`` after every bounded step and, while
+    it is set, sleeps in short slices (so the GIL is surely released) for at most
+    ``YIELD_BUDGET_S``: the interactive work and the woken reader run first, maintenance
+    resumes right after.  The budget bounds the cost of a raise that is never lowered.  While
+    anything is pending the interpreter's switch interval is ``URGENT_SWITCH_S`` (restored to
+    the program's own value when the count returns to zero), so even a thread in the middle
+    of a long step hands the GIL over within a fraction of a millisecond.  Process-wide on
+    purpose: the GIL is.  Tests: tests/test_latency_mechanisms.py."""
+
+    YIELD_BUDGET_S = 0.003
+    SLICE_S = 0.00005
+    URGENT_SWITCH_S = 0.0002
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._n = 0
+
+    @property
+    def pending(self) -> int:
+        return self._n
+
+    def raise_(self, n: int = 1) -> None:
+        with self._lock:
+            if not self._n and n > 0:
+                # while anything is urgent, a thread holding the GIL gives it up after
+                # URGENT_SWITCH_S instead of the interpreter's interval (5 ms): the waiting
+                # interactive runtime or reader gets in within a fraction of a millisecond
+                # even in the middle of a maintenance step
+                SWITCH_INTERVAL.request(self, self.URGENT_SWITCH_S)
+            self._n += n
+
+    def lower(self, n: int = 1) -> None:
+        with self._lock:
+            was = self._n
+            self._n = max(0, self._n - n)
+            if was and not self._n:
+                SWITCH_INTERVAL.release(self)  # the program's own setting again, unless busy
+
+    def yield_while_pending(self) -> float:
+        """Sleep in slices while anything is pending (bounded); returns the seconds yielded."""
+        if not self._n:
+            return 0.0
+        start = time.perf_counter()
+        deadline = start + self.YIELD_BUDGET_S
+        while self._n and time.perf_counter() < deadline:
+            time.sleep(self.SLICE_S)
+        return time.perf_counter() - start
+
+
+#: the process's one ``Urgency`` (see there)
+URGENT = Urgency()
+
+
+class BulkGC:
+    """While any runtime is in a long busy period (a hydration, a large batch), Python's
+    cyclic collector runs its young generation every ``BULK_THRESHOLD0`` (10,000) allocations
+    instead of every 700.  Building a million-row arrangement allocates millions of tuples; at the
+    default threshold every tenth young collection promotes enough of them to trigger a
+    full collection, and each full collection walks every structure being built (1M-row
+    index: 9 full collections, ~0.7 s of a 2 s build).  The rows are acyclic, so collecting
+    them later loses nothing; the process's own thresholds come back when the last busy
+    runtime goes idle.  10,000 rather than more: a young collection cannot be interrupted,
+    and at 50,000 the middle generation's collections paused every thread for 15-20 ms.
+    While busy, the switch interval is also lowered to ``BUSY_SWITCH_S`` (``SwitchIntervals``).
+    Process-wide on purpose: the collector is."""
+
+    BULK_THRESHOLD0 = 10_000
+    #: while a runtime is busy, threads hand the GIL over after this long: a session waking
+    #: to issue a read waits about this long for its turn, not the interpreter's 5 ms
+    BUSY_SWITCH_S = 0.001
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._n = 0
+        self._saved: Optional[tuple] = None
+
+    def enter(self) -> None:
+        with self._lock:
+            if not self._n:
+                self._saved = gc.get_threshold()
+                t0, t1, t2 = self._saved
+                if t0:  # 0: the program disabled automatic collection; leave it so
+                    gc.set_threshold(max(t0, self.BULK_THRESHOLD0), t1, t2)
+                SWITCH_INTERVAL.request(self, self.BUSY_SWITCH_S)
+            self._n += 1
+
+    def exit(self) -> None:
+        with self._lock:
+            self._n = max(0, self._n - 1)
+            if not self._n and self._saved is not None:
+                if gc.get_threshold()[0] == max(self._saved[0], self.BULK_THRESHOLD0):
+                    gc.set_threshold(*self._saved)  # unless the program changed it meanwhile
+                self._saved = None
+                SWITCH_INTERVAL.release(self)
+
+
+#: the process's one ``BulkGC``
+BULK_GC = BulkGC()
+#: consecutive steps with work after which a runtime counts as busy with bulk work (about
+#: 20 ms of work: a single change never gets there)
+BULK_AFTER_STEPS = 8
+
+
 class RuntimeDriver:
     def __init__(self, runtime, *, fuel: Optional[int] = None, name: Optional[str] = None,
-                 start: bool = True):
+                 start: bool = True, urgent_commands: bool = False, yields_to_urgent: bool = False,
+                 urgency: Optional[Urgency] = None):
+        """``urgent_commands``: each command raises ``urgency`` until this driver has worked
+        it off and gone idle (the interactive runtime).  ``yields_to_urgent``: step aside
+        while ``urgency`` is pending (maintenance).  ``urgency`` defaults to ``URGENT``."""
         self.runtime = runtime
         self.fuel = fuel
+        self.urgency = URGENT if urgency is None else urgency
+        self.urgent_commands = urgent_commands
+        self.yields_to_urgent = yields_to_urgent
+        #: commands taken whose urgency is lowered when the thread next goes idle
+        self._urgent_taken = 0
+        #: steps with work since the thread was last idle (``BULK_AFTER_STEPS``)
+        self._busy_steps = 0
         self._cond = threading.Condition()
         self._commands: collections.deque = collections.deque()
         self._woken = False
@@ -58,6 +223,8 @@ class RuntimeDriver:
             if self._stopping:
                 return
             self._commands.append(command)
+            if self.urgent_commands:
+                self.urgency.raise_()
             self._cond.notify()
 
     def wake(self) -> None:
@@ -82,6 +249,11 @@ class RuntimeDriver:
         return self._thread.is_alive()
 
     # ------------------------------------------------------------ the thread
+    def _end_busy_period(self) -> None:
+        if self._busy_steps >= BULK_AFTER_STEPS:
+            BULK_GC.exit()
+        self._busy_steps = 0
+
     def _emit(self, responses: list) -> None:
         if not responses:
             return
@@ -118,12 +290,24 @@ class RuntimeDriver:
         while True:
             with self._cond:
                 while not self._commands and not self._woken and not self._stopping:
+                    if self._urgent_taken:  # idle: what was urgent is worked off
+                        self.urgency.lower(self._urgent_taken)
+                        self._urgent_taken = 0
+                    self._end_busy_period()
                     self._cond.wait()
                 if self._stopping:
+                    self._end_busy_period()
+                    if self._urgent_taken:
+                        self.urgency.lower(self._urgent_taken)
+                        self._urgent_taken = 0
+                    if self.urgent_commands and self._commands:
+                        self.urgency.lower(len(self._commands))
                     return
                 commands = list(self._commands)
                 self._commands.clear()
                 self._woken = False
+                if self.urgent_commands:
+                    self._urgent_taken += len(commands)
             for c in commands:
                 try:
                     rt.handle(c)
@@ -132,6 +316,9 @@ class RuntimeDriver:
                 self._emit(rt.drain_responses())
             # step while there is work, yielding to new commands between steps
             while True:
+                self._busy_steps += 1
+                if self._busy_steps == BULK_AFTER_STEPS:
+                    BULK_GC.enter()  # left when the thread next goes idle
                 try:
                     did = rt.step(self.fuel)
                 except Exception as e:
@@ -143,6 +330,9 @@ class RuntimeDriver:
                         break
                 if not did:
                     break
+                if self.yields_to_urgent and self.urgency.pending:
+                    self.urgency.yield_while_pending()
+                    continue
                 # Between bounded activations, hand the GIL to any thread that wants it (the
                 # interactive runtime, the controller, a waiting session): without this a busy
                 # runtime keeps it for a whole switch interval, and every hop of a read's

@@ -16,6 +16,11 @@ class GlobalId:
     def __post_init__(self) -> None:
         if self.kind not in ("u", "t", "s"):
             raise ValueError(f"bad GlobalId kind {self.kind!r}")
+        # ids key every per-collection dict on the hot path: hash once, not per lookup
+        object.__setattr__(self, "_hash", hash((self.kind, self.n)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def is_transient(self) -> bool:
         return self.kind == "t"

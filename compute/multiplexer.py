@@ -62,6 +62,9 @@ class Multiplexer:
         #: peek uuid -> the runtime it went to (until its response is delivered)
         self._peek_route: dict[str, str] = {}
         self._incoming: "queue.Queue[Any]" = queue.Queue()
+        #: when set, ``PeekResponse``s are handed to it on the answering runtime's thread
+        #: instead of queued (see ``deliver_peek_responses``)
+        self._peek_sink: Optional[Any] = None
         maintenance.attach(lambda r: self._accept(MAINTENANCE, r))
         if interactive is not None:
             interactive.attach(lambda r: self._accept(INTERACTIVE, r))
@@ -138,9 +141,23 @@ class Multiplexer:
             return source == MAINTENANCE
         return isinstance(response, (PeekResponse, Status))
 
+    def deliver_peek_responses(self, sink) -> None:
+        """Hand every later ``PeekResponse`` to ``sink(response)`` on the answering runtime's
+        thread, not through the merged queue.  A peek's answer then reaches its waiter
+        without a hop through the receiving thread and without queueing behind frontier
+        reports (one GIL hand-off fewer per read).  Nothing is lost: the response is either
+        given to the sink or, before this is called, queued.  ``sink`` must not block on the
+        runtime (it runs on the runtime's thread).  Peek responses carry no ordering
+        obligation towards ``Frontiers``: a reader's timestamp never comes from them."""
+        self._peek_sink = sink
+
     def _accept(self, source: str, response) -> None:
         """Called from an endpoint's thread: filter, then enqueue (one queue, no loss)."""
         if self._forward(source, response):
+            sink = self._peek_sink
+            if sink is not None and isinstance(response, PeekResponse):
+                sink(self._delivered(response))
+                return
             self._incoming.put(response)
 
     def _delivered(self, response) -> Any:

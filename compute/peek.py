@@ -55,10 +55,15 @@ def answer(peek: Peek, oks: Any, errs: Any, *, mfp_fn: Optional[Callable] = None
     if peek.literal_constraints is None:
         data = oks.snapshot(ts)
     else:
-        data = {}
-        for key in peek.literal_constraints:
-            for row, c in oks.lookup(tuple(key), ts).items():
-                data[row] = data.get(row, 0) + c
+        keys = [k if type(k) is tuple else tuple(k) for k in peek.literal_constraints]
+        many = getattr(oks, "lookup_many", None)
+        if many is not None and len(keys) > 1:
+            data = many(keys, ts)
+        else:
+            data = {}
+            for key in keys:
+                for row, c in oks.lookup(key, ts).items():
+                    data[row] = data.get(row, 0) + c
     try:
         rows = apply_mfp(data, peek.map_filter_project, ts, mfp_fn)
     except EvalError as e:

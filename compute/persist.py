@@ -64,6 +64,8 @@ class StorageCollection(UpperListeners):
         self.upper: Frontier = upper
         self._listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()  # serialises writers only
+        #: why the writer of this collection failed (a materialized view's dataflow), else None
+        self.failed: Optional[str] = None
 
     # ----------------------------------------------------------- writing
     def append(self, updates: list, time: int, new_upper: Frontier) -> None:
@@ -111,6 +113,12 @@ class StorageCollection(UpperListeners):
             self.upper = new_upper
         self._notify()
 
+    def fail(self, message: str) -> None:
+        """The dataflow writing this collection failed: its upper will never advance again.
+        Readers (dataflows reading it) fail with ``message`` instead of waiting for ever."""
+        self.failed = message
+        self._notify()
+
     # ----------------------------------------------------------- reading
     def snapshot(self, as_of: int) -> dict:
         """``row -> count`` consolidated at ``as_of`` (requires ``since <= as_of``)."""
@@ -124,6 +132,13 @@ class StorageCollection(UpperListeners):
         for t, ups in log:
             if t > as_of:
                 break
+            if not out and len(ups) > 1024:
+                # the first entry on an empty base (a bulk load): built in C when its rows
+                # are distinct and non-zero, else summed below
+                first = dict(ups)
+                if len(first) == len(ups) and 0 not in first.values():
+                    out = first
+                    continue
             for row, d in ups:
                 c = out.get(row, 0) + d
                 if c:

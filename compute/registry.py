@@ -36,6 +36,7 @@ import itertools
 import threading
 from typing import Any, Callable, Iterable, NamedTuple, Optional
 
+from compute.batch import entries
 from compute.errors import ComputeProtocolError
 from compute.ids import GlobalId
 from compute.timestamp import MIN, Frontier, frontier_le, frontier_min, try_step_forward
@@ -99,7 +100,7 @@ class FrozenArrangement:
         out: dict = {}
         for batch in self.batches:
             for ups in batch.updates.values():
-                for row, t, d in ups:
+                for row, t, d in entries(ups):
                     if t <= as_of and self._bounded(t):
                         c = out.get(row, 0) + d
                         if c:
@@ -112,7 +113,8 @@ class FrozenArrangement:
         self._check(as_of)
         out: dict = {}
         for batch in self.batches:
-            for row, t, d in batch.updates.get(key, ()):
+            ups = batch.updates.get(key)
+            for row, t, d in (entries(ups) if ups is not None else ()):
                 if t <= as_of and self._bounded(t):
                     c = out.get(row, 0) + d
                     if c:
@@ -125,7 +127,7 @@ class FrozenArrangement:
         out = []
         for batch in self.batches:
             for ups in batch.updates.values():
-                for row, t, d in ups:
+                for row, t, d in entries(ups):
                     if t >= lower and (upper is None or t < upper) and self._bounded(t):
                         out.append((row, t, d))
         out.sort(key=lambda u: u[1])

@@ -45,6 +45,7 @@ from __future__ import annotations
 import heapq
 import weakref
 from collections import deque
+from itertools import islice
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -70,8 +71,10 @@ from compute.timestamp import Frontier, frontier_le, frontier_min, try_step_forw
 
 __all__ = ["Dataflow", "ExportedIndex", "CHUNK", "DEFAULT_FUEL"]
 
-#: records per message: the granularity of fuel accounting
-CHUNK = 8192
+#: records per message: the granularity of fuel accounting, and so the longest stretch a
+#: dataflow works without a chance to yield (a 1,024-row chunk through a join and a reduce
+#: is a few milliseconds; 8,192 made single steps of 20-60 ms and a read's tail with them)
+CHUNK = 1024
 DEFAULT_FUEL = 100_000
 
 
@@ -115,12 +118,38 @@ class _Collector:
         for row, d in pairs:
             acc[row] = get(row, 0) + d
 
+    def take_items(self):
+        """Like ``take``, but the oks as the accumulating dict's items (zero counts
+        included): an index export builds its batch straight off them, without a list of a
+        million pairs in between."""
+        oks = self.oks.items()
+        errs = [(r, d) for r, d in self.errs.items() if d]
+        self.oks = {}
+        self.errs = {}
+        return oks, errs
+
     def take(self):
         oks = [(r, d) for r, d in self.oks.items() if d]
         errs = [(r, d) for r, d in self.errs.items() if d]
         self.oks = {}
         self.errs = {}
         return oks, errs
+
+
+class _Chunks:
+    """``CHUNK``-sized lists cut lazily off a sized iterable of ``(row, diff)`` pairs."""
+
+    __slots__ = ("_it", "left")
+
+    def __init__(self, pairs):
+        self._it = iter(pairs)
+        #: pairs not yet cut off
+        self.left = len(pairs)
+
+    def next_chunk(self) -> list:
+        chunk = list(islice(self._it, CHUNK))
+        self.left = self.left - len(chunk) if chunk else 0
+        return chunk
 
 
 class _SourceInput:
@@ -139,7 +168,7 @@ class _SourceInput:
 
     def hydrate(self, as_of: int, oks: bool = True):
         errs = self.coll.error_snapshot(as_of) if hasattr(self.coll, "error_snapshot") else {}
-        return (list(self.coll.snapshot(as_of).items()) if oks else []), list(errs.items())
+        return (self.coll.snapshot(as_of).items() if oks else []), list(errs.items())
 
     def read(self, lower: int, upper: Frontier):
         out = [(t, ups, ()) for t, ups in self.coll.batches_between(lower, upper)]
@@ -175,7 +204,7 @@ class _IndexInput:
     def hydrate(self, as_of: int, oks: bool = True):
         """Snapshots at ``as_of``; ``oks=False`` when every consumer reads the arrangement
         in place (a join reusing it), so the rows are not materialized at all."""
-        rows = list(self.oks.snapshot(as_of).items()) if oks else []
+        rows = self.oks.snapshot(as_of).items() if oks else []
         return rows, list(self.errs.snapshot(as_of).items())
 
     def read(self, lower: int, upper: Frontier):
@@ -186,9 +215,13 @@ class _IndexInput:
             raise ComputeProtocolError(
                 f"imported index compacted to {since}, past the importing dataflow's read "
                 f"frontier {lower - 1}")
-        by_time: dict = {}
-        for row, t, d in self.oks.updates_between(lower, upper):
-            by_time.setdefault(t, ([], []))[0].append((row, d))
+        grouped = getattr(self.oks, "updates_by_time", None)
+        if grouped is not None:
+            by_time = {t: (oks, []) for t, oks in grouped(lower, upper)}
+        else:
+            by_time = {}
+            for row, t, d in self.oks.updates_between(lower, upper):
+                by_time.setdefault(t, ([], []))[0].append((row, d))
         for row, t, d in self.errs.updates_between(lower, upper):
             by_time.setdefault(t, ([], []))[1].append((row, d))
         return [(t, oks, errs) for t, (oks, errs) in sorted(by_time.items())]
@@ -465,7 +498,13 @@ class Dataflow:
                     self._schedule_future(node)
                 fuel -= len(chunk) + 1
             elif self._cur_inputs:
-                node, oks, errs = self._cur_inputs.popleft()
+                node, oks, errs = self._cur_inputs[0]
+                if oks.__class__ is _Chunks:
+                    oks = oks.next_chunk()
+                    if self._cur_inputs[0][1].left <= 0:
+                        self._cur_inputs.popleft()
+                else:
+                    self._cur_inputs.popleft()
                 self._emit(node, oks, errs, t)
                 fuel -= len(oks) + len(errs) + 1
             elif self._dirty:
@@ -557,10 +596,16 @@ class Dataflow:
                 heapq.heappush(self._dirty, node.index)
 
     def _queue_input(self, node: _Node, oks, errs) -> None:
+        """Queue an input's updates for the time being processed, to be emitted a chunk at
+        a time.  A large input (a hydration snapshot) is cut into chunks as they are
+        emitted, so at most one chunk's pairs exist beside it."""
         if errs:
             self._cur_inputs.append((node, [], list(errs)))
-        for i in range(0, len(oks), CHUNK):
-            self._cur_inputs.append((node, oks[i:i + CHUNK], ()))
+        n = len(oks)
+        if n > CHUNK:
+            self._cur_inputs.append((node, _Chunks(oks), ()))
+        elif n:
+            self._cur_inputs.append((node, oks if oks.__class__ is list else list(oks), ()))
 
     def _schedule_future(self, node: _Node) -> None:
         fut = node.op.future
@@ -609,7 +654,7 @@ class Dataflow:
         if self.until is not None and nxt is not None and nxt > self.until:
             nxt = self.until
         for col, target in self._collectors:
-            oks, errs = col.take()
+            oks, errs = col.take_items() if col.kind == "index" else col.take()
             self._deliver(col, target, t, nxt, oks, errs)
         self._cur = None
         self._frontier = nxt

@@ -31,6 +31,7 @@ from typing import Any, Callable, Optional
 from compute import peek as peeks
 from compute.errors import ComputeProtocolError
 from compute.ids import GlobalId
+from compute.graveyard import Graveyard
 from compute.protocol import (AllowCompaction, AllowWrites, CancelPeek, CreateDataflow,
                               CreateInstance, Frontiers, Hello, InitializationComplete, Peek,
                               PeekCanceled, PeekError, PeekResponse, Schedule, Status,
@@ -96,6 +97,10 @@ class Runtime:
         self._factory = dataflow_factory
         self.fuel = fuel
         self._dataflows: list[_Hosted] = []
+        #: dropped dataflows being freed a slice per step
+        self._graveyard = Graveyard()
+        #: export id -> why its dataflow failed (importers fail too instead of waiting)
+        self._failed_exports: dict[GlobalId, str] = {}
         #: live export id -> its dataflow
         self._export_of: dict[GlobalId, _Hosted] = {}
         #: every export id ever created here (the controller must never reuse one)
@@ -104,7 +109,6 @@ class Runtime:
         self._reported: dict[GlobalId, Frontier] = {}
         self._peeks: dict[str, _PendingPeek] = {}
         self._responses: list = []
-        self._rr = 0
         self._waker: Optional[Callable[[], None]] = None
         self.config: dict = {}
         #: kind -> number of peeks received ("fast_path" | "dataflow")
@@ -338,6 +342,13 @@ class Runtime:
         for eid in list(h.live):
             self._export_of.pop(eid, None)
         self._dataflows.remove(h)
+        if h.df is not None:
+            # freed a slice per step, not in one GIL-holding cascade (compute.graveyard)
+            close = getattr(h.df, "close", None)
+            if close is not None:
+                close()
+            self._graveyard.bury(h.df)
+            h.df = None
 
     # ------------------------------------------------------------ peeks
     def _peek(self, peek: Peek) -> None:
@@ -402,8 +413,28 @@ class Runtime:
         for p in list(self._peeks.values()):
             self._respond(p, PeekError(peeks.INTERNAL, message))
 
+    def _failed_input(self, h: _Hosted) -> Optional[str]:
+        """Why ``h`` can never make progress: a storage collection it reads was written by a
+        dataflow that failed, or an index it imports here belongs to one; else ``None``."""
+        for sid, coll in h.sources.items():
+            m = getattr(coll, "failed", None)
+            if m is not None:
+                return f"its input {sid} failed: {m}"
+        if self._failed_exports:
+            for imp in h.desc.index_imports:
+                m = self._failed_exports.get(imp.id)
+                if m is not None:
+                    return f"its input {imp.id} failed: {m}"
+        return None
+
     def _fail(self, h: _Hosted, message: str) -> None:
         h.failed = message
+        for eid in h.desc.export_ids():
+            self._failed_exports[eid] = message
+        for s in h.desc.sink_exports:
+            coll = h.sinks.get(s.id)
+            if coll is not None and hasattr(coll, "fail"):
+                coll.fail(message)  # readers of the materialized view see it, not a stall
         for hold in h.holds.values():
             hold.release()
         if self.role == "maintenance" and self.enabled_sharing:
@@ -424,10 +455,22 @@ class Runtime:
             if h.df is None and h.failed is None and h.holds:
                 did |= self._try_build(h)
         built = [h for h in self._dataflows if h.df is not None and h.failed is None]
+        for h in built:
+            msg = self._failed_input(h)
+            if msg is not None:
+                self._fail(h, msg)  # it could only wait for ever: answer its readers
+                did = True
+        built = [h for h in built if h.failed is None]
         n = len(built)
         publishing = self.role == "maintenance" and self.enabled_sharing
         for k in range(n):
-            h = built[(self._rr + k) % n]
+            # creation order, which is dependency order (an importer is created after what
+            # it imports): a change flows from a table's index through a view into the
+            # index on it within one step.  Every dataflow gets its fuel in every step, so
+            # no rotation is needed for fairness.
+            h = built[k]
+            if h.df is None:
+                continue  # dropped by a callback during this step
             try:
                 did |= bool(h.df.step(fuel=fuel))
             except Exception as e:
@@ -444,7 +487,6 @@ class Runtime:
             if self._peeks:
                 for p in list(self._peeks.values()):
                     did |= self._try_answer(p)
-        self._rr = (self._rr + 1) % n if n else 0
         if self.role == "maintenance" and self.enabled_sharing:
             for h in built:
                 for e in h.desc.index_exports:
@@ -452,6 +494,8 @@ class Runtime:
                         self.registry.note_upper(e.id)
             did |= self.registry.apply_compactions()
         for h in built:
+            if h.df is None:
+                continue
             did |= self._report_frontiers(h)
             for s in h.desc.sink_exports:
                 if s.kind == "subscribe" and s.id in h.live and hasattr(h.df, "drain_subscribe"):
@@ -462,6 +506,8 @@ class Runtime:
                         did = True
         for p in list(self._peeks.values()):
             did |= self._try_answer(p)
+        if self._graveyard:
+            did |= self._graveyard.work()
         return did
 
     def _report_frontiers(self, h: _Hosted) -> bool:

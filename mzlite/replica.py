@@ -28,8 +28,11 @@ class Replica:
         self.maintenance = Runtime("maintenance", storage_collections, self.registry, fuel=MAINTENANCE_FUEL)
         self.interactive = (Runtime("interactive", storage_collections, self.registry, fuel=INTERACTIVE_FUEL)
                             if interactive else None)
-        self.maintenance_driver = RuntimeDriver(self.maintenance)
-        self.interactive_driver = RuntimeDriver(self.interactive) if self.interactive is not None else None
+        # maintenance steps aside (briefly) for the interactive runtime and for readers being
+        # woken with an answer: see compute.driver.Urgency
+        self.maintenance_driver = RuntimeDriver(self.maintenance, yields_to_urgent=True)
+        self.interactive_driver = (RuntimeDriver(self.interactive, urgent_commands=True)
+                                   if self.interactive is not None else None)
         self.mux = Multiplexer(self.maintenance_driver, self.interactive_driver)
 
     def runtimes(self):

@@ -67,4 +67,6 @@ class TableStorage:
         for id in list(self.tables):
             coll = self.collections.get(id)
             if coll is not None:
-                coll.advance_upper(upper)
+                u = coll.upper
+                if u is not None and u < upper:  # most reads find every upper already past
+                    coll.advance_upper(upper)

@@ -11,6 +11,7 @@ Deliberately not here: choosing timestamps (the oracle) or storage internals.
 """
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Optional
 
 from compute import relation as R
@@ -143,7 +144,10 @@ class Writer:
                         E.NOT_NULL_VIOLATION,
                         f'null value in column "{name}" of relation "{plan.table_name}" violates not-null constraint')
 
-    def _apply(self, session, writes: dict) -> None:
+    def _apply(self, session, writes: dict, consolidated: bool = False) -> None:
+        """Commit ``writes`` (table id -> ``(row, diff)`` list) at a new timestamp, or add
+        them to the explicit transaction.  ``consolidated``: the caller guarantees each row
+        appears once with a non-zero diff, so the pass that sums them is skipped."""
         txn = session.txn
         if txn is not None and txn.explicit:
             if txn.kind == "read":
@@ -153,7 +157,8 @@ class Writer:
             for tid, ups in writes.items():
                 txn.writes.setdefault(tid, []).extend(ups)
             return
-        writes = {tid: _consolidate(ups) for tid, ups in writes.items()}
+        if not consolidated:
+            writes = {tid: _consolidate(ups) for tid, ups in writes.items()}
         if any(writes.values()):
             self.db.storage.commit(writes)
 
@@ -169,6 +174,10 @@ class Writer:
 
 
 def _consolidate(updates: list) -> list:
+    if len(updates) > 64 and set(map(itemgetter(1), updates)) == {1}:
+        # all inserts (a bulk load): nothing can cancel, and a repeated row is the same
+        # update as one row with its count, so the list is already consolidated enough
+        return updates
     acc: dict = {}
     for row, d in updates:
         acc[row] = acc.get(row, 0) + d

@@ -1,5 +1,6 @@
 """Coordinator mechanisms: bulk writes, the statement lock, the plan cache, system relations."""
 import threading
+import time
 
 import pytest
 
@@ -67,11 +68,20 @@ def test_a_waiting_read_does_not_block_other_sessions(con):
     th = threading.Thread(target=wait_forever)
     th.start()
     started.wait()
+    controller = con.database.controller
+    deadline = time.monotonic() + 10
+    while not controller._peeks and time.monotonic() < deadline:
+        th.join(0.002)  # until the waiter's peek has been sent
+    assert controller._peeks
     # the waiter's peek is pending; another session gets its answer meanwhile
     assert con.execute("SELECT count(*) FROM t").fetchall() == [(0,)]
     assert th.is_alive()
-    waiter.cancel()
-    th.join(10)
+    # an interrupt only cancels a statement already running (a call clears the flag when it
+    # starts), and the waiter may not have got that far yet: interrupt until it ends
+    deadline = time.monotonic() + 10
+    while th.is_alive() and time.monotonic() < deadline:
+        waiter.cancel()
+        th.join(0.05)
     assert not th.is_alive() and outcome == ["57014"]
 
 

@@ -98,7 +98,8 @@ def test_progress_items_pass_each_timestamp_only_after_it_is_complete(con):
     of updates at an earlier time and this test went red."""
     con.execute("CREATE TABLE t (a int)")
     sub = con.subscribe("t", progress=True, snapshot=False)
-    assert sub.fetch() == [Progress(sub.as_of)]
+    first = sub.fetch()  # the first progress row; time may already have moved on once more
+    assert first[0] == Progress(sub.as_of) and all(isinstance(x, Progress) for x in first)
     con.execute("INSERT INTO t VALUES (1), (2)")
     items = collect_until(sub, lambda xs: any(isinstance(x, Update) for x in xs) and isinstance(xs[-1], Progress))
     last_progress = 0

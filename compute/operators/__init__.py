@@ -102,7 +102,9 @@ def key_function(exprs: Sequence[ScalarExpr]) -> Callable[..., tuple]:
         idx = [e.index for e in exprs]
         if len(idx) == 1:
             i = idx[0]
-            return lambda row, time=None: (row[i],)
+            f = lambda row, time=None: (row[i],)  # noqa: E731
+            f.key_column = i  # lets batch builders inline the key (compute.arrangement)
+            return f
         g = itemgetter(*idx)
         return lambda row, time=None: g(row)
     from compute.compile import compile_scalar

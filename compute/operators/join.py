@@ -150,6 +150,24 @@ def _step(rows, key_fn, col, get, fin) -> list:
     return new
 
 
+def _fused_step(col: int, out_idx, prefix_arity: int):
+    """The last lookup step with the output projection fused in: generated code that reads
+    each output column from the prefix row or the matched row, with no concatenated row
+    and no getter call per match (one compiled function per shape, cached)."""
+    from compute.compile import compile_source
+    cols = "".join(f"prow[{i}], " if i < prefix_arity else f"r2[{i - prefix_arity}], " for i in out_idx)
+    src = (f"def _fused(rows, get):\n"
+           f"    new = []\n"
+           f"    append = new.append\n"
+           f"    for prow, d in rows:\n"
+           f"        m = get((prow[{col}],))\n"
+           f"        if m:\n"
+           f"            for r2, c in m.items():\n"
+           f"                append((({cols}), d * c if c != 1 else d))\n"
+           f"    return new\n")
+    return compile_source(f"join_step:{col}:{tuple(out_idx)}:{prefix_arity}", src, "_fused")
+
+
 def _step_checked(rows, key_fn, get, fin, errs) -> list:
     """``_step`` for a chunk in which some prefix key raised: per-row error handling."""
     new: list = []
@@ -335,6 +353,10 @@ class JoinOp(Operator):
         canonical = [pos[c] for c in range(sum(self.arities))]
         out_idx = canonical if self.project is None else [canonical[c] for c in self.project]
         final = None if out_idx == list(range(len(canonical))) else _getter(out_idx)
+        if final is not None and not residual and steps and steps[-1][1] is not None:
+            # the last lookup builds the output row straight from the two halves
+            prefix_arity = sum(self.arities[j] for j in order[:-1])
+            steps[-1] = steps[-1] + (_fused_step(steps[-1][1], out_idx, prefix_arity),)
         return steps, residual, final
 
     # ------------------------------------------------------------ execution
@@ -376,12 +398,15 @@ class JoinOp(Operator):
         rows = chunk
         last = len(steps) - 1
         fused = final if not residual else None
-        for si, (key_fn, col, arr) in enumerate(steps):
+        for si, (key_fn, col, arr, *fused_step) in enumerate(steps):
             fin = fused if si == last else None
-            try:
-                new = _step(rows, key_fn, col, arr.get, fin)
-            except EvalError:
-                new = _step_checked(rows, key_fn, arr.get, fin, errs)
+            if fin is not None and fused_step:
+                new = fused_step[0](rows, arr.get)  # a column key: nothing can raise
+            else:
+                try:
+                    new = _step(rows, key_fn, col, arr.get, fin)
+                except EvalError:
+                    new = _step_checked(rows, key_fn, arr.get, fin, errs)
             rows = new
             if not rows:
                 return []

@@ -24,7 +24,7 @@ from operator import itemgetter
 from decimal import Decimal
 from typing import Optional
 
-from compute.compile import compile_mfp
+from compute.compile import compile_mfp, compile_mfp_pairs
 from compute.errors import EvalError
 from compute.mfp import MapFilterProject
 from compute.operators import EMPTY, Operator, split_by_diff
@@ -114,6 +114,8 @@ class MfpOp(Operator):
                 self.project = lambda r: ()
         if split is None:
             self.fn = compile_mfp(mfp)
+            #: the same MFP over ``(row, diff)`` pairs (the non-temporal hot path)
+            self.pairs_fn = compile_mfp_pairs(mfp)
             self.uses_time = any(contains_mz_now(e) for e in mfp.expressions + mfp.predicates)
         else:
             m2, self.bounds, self.out_arity = split
@@ -124,6 +126,11 @@ class MfpOp(Operator):
         g = self.project
         if g is not None:
             return [(g(r), d) for r, d in chunk], EMPTY
+        if not self.temporal:
+            out, es = self.pairs_fn(chunk, time=time) if self.uses_time else self.pairs_fn(chunk)
+            if es:
+                return out, [((e.sqlstate, e.message), d) for e, d in es]
+            return out, EMPTY
         fn = self.fn
         out: list = []
         errs: list = []

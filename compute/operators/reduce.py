@@ -28,7 +28,7 @@ from typing import Sequence
 
 from sortedcontainers import SortedList
 
-from compute.compile import compile_scalar
+from compute.compile import compile_scalar, compile_source
 from compute.errors import EvalError
 from compute.functions import avg_finish, sum_finish, variance_finish
 from compute.operators import EMPTY, Operator, accumulate_counts, take_touched
@@ -59,9 +59,55 @@ def row_evaluator(exprs: Sequence[ScalarExpr]):
            for e in exprs):
         # columns and simple literals (count(*)'s TRUE): one generated tuple display
         parts = [f"row[{e.index}]" if isinstance(e, Column) else repr(e.value) for e in exprs]
-        return eval(f"lambda row: ({', '.join(parts)},)")
+        f = eval(f"lambda row: ({', '.join(parts)},)")
+        f.display = f"({', '.join(parts)},)"
+        f.parts = parts
+        return f
     f = compile_scalar(Call("record", exprs, "record"))
     return f
+
+
+def fused_group_update(key_parts, agg_parts, aggs, width: int):
+    """``f(chunk, groups, touched)`` for count/sum aggregates of plain columns and literals:
+    each ``(row, diff)`` goes straight into its group's slots (what ``push`` does through the
+    pre-consolidation dict and the per-aggregate passes, in one generated loop).  ``None``
+    when some aggregate is of another kind."""
+    lines = ["def _update(chunk, groups, touched):",
+             "    get = groups.get",
+             "    add = touched.add",
+             "    for row, d in chunk:",
+             f"        key = ({''.join(p + ', ' for p in key_parts)})",
+             "        G = get(key)",
+             "        if G is None:",
+             f"            G = groups[key] = [0] * {width}",
+             "        add(key)",
+             "        G[0] += d"]
+    for part, a in zip(agg_parts, aggs):
+        o = a.off
+        if type(a) is _Count:
+            lines.append(f"        if {part} is not None:" if part not in ("True", "1") else "        if True:")
+            lines.append(f"            G[{o}] += d")
+        elif type(a) is _Sum:
+            lines.append(f"        v = {part}")
+            lines.append("        if v is not None:")
+            lines.append(f"            G[{o}] += v * d if d != 1 else v")
+            lines.append(f"            G[{o + 1}] += d")
+        else:
+            return None
+    src = "\n".join(lines) + "\n"
+    return compile_source("reduce_groups:" + src, src, "_update")
+
+
+def fused_accumulator(display: str):
+    """``f(chunk, acc)``: for each ``(row, diff)`` add the diff to ``acc[<display>]``, where
+    ``display`` is a ``row_evaluator``'s tuple display (columns and plain literals, which
+    cannot raise): the evaluation and the pre-consolidation in one generated loop."""
+    src = (f"def _accumulate(chunk, acc):\n"
+           f"    get = acc.get\n"
+           f"    for row, d in chunk:\n"
+           f"        kv = {display}\n"
+           f"        acc[kv] = get(kv, 0) + d\n")
+    return compile_source("reduce_acc:" + display, src, "_accumulate")
 
 
 def evaluate_rows(fn, chunk, errs: list):
@@ -360,6 +406,9 @@ class ReduceOp(Operator):
                  global_default: bool = False):
         self.nkey = len(group_key)
         self.eval = row_evaluator(tuple(group_key) + tuple(a.expr for a in aggregates))
+        display = getattr(self.eval, "display", None)
+        #: evaluation fused with pre-consolidation when the inputs are columns/literals
+        self._fused = fused_accumulator(display) if display is not None else None
         self.aggs: list[_Agg] = []
         off = 1
         for a in aggregates:
@@ -367,6 +416,10 @@ class ReduceOp(Operator):
             self.aggs.append(agg)
             off += agg.slots
         self.global_default = global_default and not group_key
+        parts = getattr(self.eval, "parts", None)
+        #: count/sum of columns: rows update their groups directly (``fused_group_update``)
+        self._direct = None if parts is None or not self.aggs else fused_group_update(
+            parts[:self.nkey], parts[self.nkey:], self.aggs, off)
         #: key -> G (see module docstring); a group is removed when its count is zero
         self.groups: dict = {}
         #: key -> ``(is_error, row)`` last emitted
@@ -376,16 +429,25 @@ class ReduceOp(Operator):
         self._flushed_once = False
 
     def push(self, port: int, chunk: list, time: int):
+        if self._direct is not None:
+            self._direct(chunk, self.groups, self.touched)
+            return EMPTY, EMPTY
         errs: list = []
-        vals, chunk = evaluate_rows(self.eval, chunk, errs)
-        # consolidate (key, aggregate inputs) first: many rows usually share them
         acc: dict = {}
-        get = acc.get
-        try:
-            for kv, (_row, d) in zip(vals, chunk):
-                acc[kv] = get(kv, 0) + d
-        except TypeError:  # an unhashable aggregate input: no pre-consolidation
-            acc = _PairList(zip(vals, (d for _r, d in chunk)))
+        if self._fused is not None:
+            try:
+                self._fused(chunk, acc)
+            except TypeError:  # an unhashable aggregate input: no pre-consolidation
+                acc = _PairList((self.eval(r), d) for r, d in chunk)
+        else:
+            vals, chunk = evaluate_rows(self.eval, chunk, errs)
+            # consolidate (key, aggregate inputs) first: many rows usually share them
+            get = acc.get
+            try:
+                for kv, (_row, d) in zip(vals, chunk):
+                    acc[kv] = get(kv, 0) + d
+            except TypeError:  # an unhashable aggregate input: no pre-consolidation
+                acc = _PairList(zip(vals, (d for _r, d in chunk)))
         nk = self.nkey
         groups = self.groups
         touched = self.touched

@@ -1,0 +1,171 @@
+"""Batches: the immutable pieces an arrangement (``compute.arrangement.Spine``) is made of.
+
+Owns ``Batch`` (updates with times in ``[lower, upper)``, keyed by the index key), the
+representation of a key's entries, and the three ways batches come about: ``build_batch``
+(timed updates), ``batch_at`` (a dataflow's consolidated output at one time) and
+``merge_batches`` (two adjacent batches, times below since advanced to it).
+
+A key's entries are a tuple, not a list: batches are immutable anyway, and a tuple of
+tuples of plain values is untracked by Python's cyclic collector after the first collection
+that sees it, so a large index stops costing every later full collection a walk over it
+(with lists, building a million-row batch was about 3x slower, most of it in the GC).  A key
+with a single entry maps to the entry ``(row, time, diff)`` itself, not a 1-tuple around it
+(48 bytes a row: most index keys are unique); ``entries(v)`` gives the sequence either way
+(an entry's second field is its time, an int; a tuple of entries has an entry there).
+
+Invariant: a batch is never mutated after construction (readers on other threads hold
+them without locks).  Deliberately not here: spines, holds, reads (``compute.arrangement``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional
+
+from compute.timestamp import Frontier
+
+__all__ = ["Batch", "entries", "count_of", "build_batch", "batch_at", "merge_batches"]
+
+
+class Batch:
+    """Immutable updates with times in ``[lower, upper)`` (times below the spine's since
+    at merge time are advanced to it, so ``min_time``/``max_time`` are the truth)."""
+
+    __slots__ = ("lower", "upper", "updates", "count", "min_time", "max_time")
+
+    def __init__(self, lower: int, upper: Frontier, updates: dict, count: int,
+                 min_time: Optional[int], max_time: Optional[int]):
+        self.lower = lower
+        #: ``None``: the empty frontier (the batch seals the spine)
+        self.upper = upper
+        #: key -> one entry ``(row, time, diff)`` or a tuple of them (``entries``); never mutated
+        self.updates = updates
+        #: number of ``(row, time, diff)`` entries
+        self.count = count
+        #: least / greatest time present (``None`` when the batch is empty)
+        self.min_time = min_time
+        self.max_time = max_time
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __repr__(self) -> str:
+        return f"Batch([{self.lower}, {self.upper}), {self.count} updates)"
+
+
+def entries(v) -> tuple:
+    """The ``(row, time, diff)`` entries of a batch value (see the module docstring); a
+    plain list of entries (a hand-built batch) is taken as it is."""
+    if v.__class__ is list:
+        return v
+    return (v,) if v[1].__class__ is int else v
+
+
+def count_of(v) -> int:
+    """How many entries a batch value holds."""
+    return 1 if v[1].__class__ is int else len(v)
+
+
+def _pack(entries_list) -> Any:
+    """A batch value for a non-empty list of entries."""
+    return entries_list[0] if len(entries_list) == 1 else tuple(entries_list)
+
+
+def build_batch(key_fn: Callable[[tuple], Any], updates: Iterable[tuple], lower: int,
+                upper: Frontier) -> Batch:
+    """A batch of ``(row, time, diff)`` updates keyed by ``key_fn(row)``, consolidated."""
+    acc: dict = {}
+    for row, t, d in updates:
+        k = (row, t)
+        acc[k] = acc.get(k, 0) + d
+    ents = [(row, t, d) for (row, t), d in acc.items() if d]
+    if not ents:
+        return Batch(lower, upper, {}, 0, None, None)
+    times = [e[1] for e in ents]
+    return Batch(lower, upper, _grouped([key_fn(e[0]) for e in ents], ents), len(ents),
+                 min(times), max(times))
+
+
+def batch_at(key_fn, updates: Iterable[tuple], time: int, lower: int, upper: Frontier) -> Batch:
+    """A batch of consolidated ``(row, diff)`` updates all at ``time`` (the dataflow's
+    per-time output; zero diffs skipped); skips the time-keyed consolidation of
+    ``build_batch``."""
+    ents = [(row, time, d) for row, d in updates if d]
+    col = getattr(key_fn, "key_column", None)
+    keys = [(e[0][col],) for e in ents] if col is not None else [key_fn(e[0]) for e in ents]
+    n = len(ents)
+    return Batch(lower, upper, _grouped(keys, ents), n, time if n else None, time if n else None)
+
+
+def _grouped(keys: list, ents: list) -> dict:
+    """``key -> value`` (an entry, or a tuple of the key's entries in order)."""
+    by_key: dict = {}
+    multi: dict = {}
+    get = by_key.get
+    for key, e in zip(keys, ents):
+        got = get(key)
+        if got is None:
+            by_key[key] = e
+        else:
+            lst = multi.get(key)
+            if lst is None:
+                multi[key] = [got, e]
+            else:
+                lst.append(e)
+    for key, lst in multi.items():
+        by_key[key] = tuple(lst)
+    return by_key
+
+
+def merge_batches(a: Batch, b: Batch, since: Frontier) -> Batch:
+    """``a`` then ``b`` as one batch; keys present in both are consolidated with times
+    advanced to ``since`` (keys in one batch only are shared as-is: their lists are
+    immutable)."""
+    ua, ub = a.updates, b.updates
+    if len(ua) >= len(ub):
+        out, other = dict(ua), ub
+    else:
+        out, other = dict(ub), ua
+    n = a.count + b.count
+    s = since if since is not None else 0
+    for key, lst in other.items():
+        ex = out.get(key)
+        if ex is None:
+            out[key] = lst
+            continue
+        acc: dict = {}
+        for row, t, d in entries(ex):
+            k = (row, t if t > s else s)
+            acc[k] = acc.get(k, 0) + d
+        for row, t, d in entries(lst):
+            k = (row, t if t > s else s)
+            acc[k] = acc.get(k, 0) + d
+        merged = [(row, t, d) for (row, t), d in acc.items() if d]
+        n += len(merged) - count_of(ex) - count_of(lst)
+        if merged:
+            out[key] = _pack(merged)
+        else:
+            del out[key]
+    if since is not None and any(x is not None and x < since for x in (a.min_time, b.min_time)):
+        # lists from one side only: consolidate those holding several entries (an insert
+        # and a later delete cancel once both are advanced to since); single entries keep
+        # their time, which reads at or above since cannot tell apart
+        for key, lst in [(k, l) for k, l in out.items() if l[1].__class__ is not int and k not in other]:
+            acc = {}
+            for row, t, d in lst:
+                kk = (row, t if t > s else s)
+                acc[kk] = acc.get(kk, 0) + d
+            if len(acc) == len(lst):
+                continue
+            merged = [(row, t, d) for (row, t), d in acc.items() if d]
+            n += len(merged) - len(lst)
+            if merged:
+                out[key] = _pack(merged)
+            else:
+                del out[key]
+    times = [x for x in (a.min_time, b.min_time) if x is not None]
+    lo = min(times) if times else None
+    times = [x for x in (a.max_time, b.max_time) if x is not None]
+    hi = max(times) if times else None
+    if lo is not None and since is not None and lo < since:
+        # advanced times may now sit at since; min/max remain valid bounds
+        hi = max(hi, since)
+    return Batch(a.lower, b.upper, out, n, lo, hi)

@@ -1,0 +1,336 @@
+"""Mechanisms that keep a read's round trip short while maintenance is busy.
+
+- ``Multiplexer.deliver_peek_responses``: a peek's answer goes to the controller on the
+  answering runtime's thread, not through the merged queue and its receiving thread.
+- ``compute.driver.Urgency``: the interactive runtime's queued commands and a woken reader
+  make maintenance step aside (briefly) between its steps and shorten the switch interval,
+  so the GIL goes to them.
+- ``compute.driver.BulkGC``: a long busy period raises the young GC threshold until idle.
+- ``compute.graveyard.Graveyard``: a dropped dataflow is freed a slice per step, and only
+  what nobody else holds is taken apart.
+
+Synchronisation is on events the code under test sets, never on sleeps.
+"""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import mzlite
+from compute.arrangement import Spine
+from compute.driver import RuntimeDriver, Urgency
+from compute.graveyard import Graveyard
+from compute.ids import GlobalId
+from compute.multiplexer import Multiplexer
+from compute.protocol import Frontiers, PeekResponse, PeekRows
+
+WAIT = 10.0
+
+
+class _Endpoint:
+    def __init__(self):
+        self.sink = None
+        self.sent = []
+
+    def attach(self, sink):
+        self.sink = sink
+
+    def send(self, command):
+        self.sent.append(command)
+
+
+def test_peek_responses_reach_the_sink_on_the_runtime_thread_and_frontiers_stay_queued():
+    """Sabotage: ``_accept`` ignoring the peek sink (queueing everything) -> the sink sees
+    nothing and the response is in the queue."""
+    m, i = _Endpoint(), _Endpoint()
+    mux = Multiplexer(m, i)
+    got = []
+    mux.deliver_peek_responses(got.append)
+    resp = PeekResponse("p1", PeekRows(()), "interactive")
+    i.sink(resp)
+    m.sink(Frontiers(GlobalId("u", 1), 5, 5, 5))
+    assert got == [resp]
+    queued = mux.drain()
+    assert [type(r).__name__ for r in queued] == ["Frontiers"]
+    assert mux.drain() == []
+
+
+def test_peek_responses_before_a_sink_is_set_are_queued_not_lost():
+    m = _Endpoint()
+    mux = Multiplexer(m, None)
+    resp = PeekResponse("p1", PeekRows(()), "maintenance")
+    m.sink(resp)
+    mux.deliver_peek_responses(lambda r: None)
+    assert mux.drain() == [resp]
+
+
+# ----------------------------------------------------------------------------- urgency
+class _RecordingUrgency(Urgency):
+    def __init__(self):
+        super().__init__()
+        self.raised = 0
+        self.lowered_total = 0
+        self.lowered = threading.Event()
+        self.yields = 0
+
+    def raise_(self, n=1):
+        self.raised += n
+        super().raise_(n)
+
+    def lower(self, n=1):
+        self.lowered_total += n
+        super().lower(n)
+        self.lowered.set()
+
+    def yield_while_pending(self):
+        self.yields += 1
+        return 0.0
+
+
+class _FakeRuntime:
+    role = "fake"
+
+    def __init__(self, steps_with_work=0):
+        self.handled = []
+        self.steps_left = steps_with_work
+        self.done = threading.Event()
+
+    def set_waker(self, w):
+        self.waker = w
+
+    def handle(self, c):
+        self.handled.append(c)
+
+    def step(self, fuel=None):
+        if self.steps_left:
+            self.steps_left -= 1
+            if not self.steps_left:
+                self.done.set()
+            return True
+        return False
+
+    def drain_responses(self):
+        return []
+
+
+def test_commands_to_an_urgent_driver_raise_urgency_until_it_goes_idle():
+    """Sabotage: ``send`` not raising -> ``pending`` is 0 right after the send."""
+    urg = _RecordingUrgency()
+    rt = _FakeRuntime()
+    d = RuntimeDriver(rt, urgent_commands=True, urgency=urg, start=False)
+    d.send("cmd")
+    assert urg.pending == 1
+    d.start()
+    try:
+        assert urg.lowered.wait(WAIT)
+        assert urg.pending == 0 and urg.raised == urg.lowered_total == 1
+        assert rt.handled == ["cmd"]
+    finally:
+        d.shutdown()
+
+
+@pytest.mark.parametrize("yields", [True, False])
+def test_a_yielding_driver_steps_aside_between_steps_while_urgency_is_pending(yields):
+    """Only a driver made with ``yields_to_urgent`` steps aside.  Sabotage: the driver
+    ignoring ``yields_to_urgent`` -> no yield is recorded."""
+    urg = _RecordingUrgency()
+    urg.raise_()
+    rt = _FakeRuntime(steps_with_work=5)
+    d = RuntimeDriver(rt, yields_to_urgent=yields, urgency=urg, start=False)
+    d.wake()
+    d.start()
+    try:
+        assert rt.done.wait(WAIT)
+    finally:
+        d.shutdown()
+        urg.lower()
+    assert (urg.yields >= 4) if yields else urg.yields == 0
+
+
+def test_yield_is_bounded_when_nothing_lowers_urgency():
+    urg = Urgency()
+    urg.raise_()
+    try:
+        spent = urg.yield_while_pending()
+    finally:
+        urg.lower()
+    assert spent < 1.0  # the budget (milliseconds) bounds a raise that is never lowered
+    assert Urgency().yield_while_pending() == 0.0
+
+
+def test_every_answered_peek_raises_and_lowers_urgency_once(monkeypatch):
+    """Sabotage: ``ComputeController.peek`` not lowering -> pending stays above zero after
+    the reads; the controller not raising -> ``raised`` stays 0."""
+    import mzlite.controller as controller
+    urg = _RecordingUrgency()
+    monkeypatch.setattr(controller, "URGENT", urg)
+    for flag in ("true", "false"):
+        con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": flag})
+        con.execute("CREATE TABLE t (a int)")
+        con.execute("INSERT INTO t VALUES (1), (2)")
+        con.execute("CREATE DEFAULT INDEX ON t")
+        before = urg.raised
+        for _ in range(3):
+            assert sorted(con.execute("SELECT a FROM t").fetchall()) == [(1,), (2,)]
+        assert urg.raised - before >= 3
+        con.close()
+    assert urg.pending == 0
+
+
+# ----------------------------------------------------------------------------- graveyard
+def _drain(g: Graveyard, budget: int) -> int:
+    calls = 0
+    while g.work(budget):
+        calls += 1
+    return calls
+
+
+def test_the_graveyard_empties_what_only_it_holds_a_slice_at_a_time():
+    """Sabotage: ``work`` ignoring its budget (its loop running until the stack is empty) ->
+    one call."""
+    inner = [{j: (j, j) for j in range(10)} for _ in range(1000)]
+    g = Graveyard()
+    g.bury({"state": inner})
+    watched = inner[0]
+    del inner
+    calls = _drain(g, 500)
+    assert calls >= 10
+    assert watched == {j: (j, j) for j in range(10)}  # we hold it: left alone
+    assert len(g) == 0
+
+
+def test_the_graveyard_never_takes_apart_what_someone_else_holds():
+    """A reader's handle on a buried spine keeps its batches intact.  Sabotage: dropping the
+    reference-count check -> the handle's snapshot comes back empty."""
+    spine = Spine(lambda row: (row[0],), 2)
+    spine.insert_at(1, [((i, i * 2), 1) for i in range(3000)], 2)
+    handle = spine.read_handle()
+    expected = handle.snapshot(1)
+    shared = {"keep": [1, 2, 3]}
+    g = Graveyard()
+    g.bury({"spine": spine, "shared": shared, "big": [[k] for k in range(5000)]})
+    del spine
+    _drain(g, 100)
+    assert handle.snapshot(1) == expected
+    assert shared == {"keep": [1, 2, 3]}
+
+
+def test_dropping_an_indexed_view_frees_it_through_the_graveyard():
+    """The runtime buries a dropped dataflow and works it off over later steps.  Sabotage:
+    ``_drop_dataflow`` not burying -> nothing is ever buried."""
+    from compute import graveyard as G
+    buried = []
+    orig = G.Graveyard.bury
+
+    def bury(self, obj):
+        buried.append(type(obj).__name__)
+        orig(self, obj)
+    G.Graveyard.bury = bury
+    try:
+        con = mzlite.connect()
+        con.execute("CREATE TABLE t (a int, b int)")
+        con.cursor().executemany("INSERT INTO t VALUES (?, ?)", [(i, i % 7) for i in range(20000)])
+        con.execute("CREATE MATERIALIZED VIEW v AS SELECT b, count(*) AS n FROM t GROUP BY b")
+        con.execute("CREATE DEFAULT INDEX ON v")
+        assert len(con.execute("SELECT * FROM v").fetchall()) == 7
+        con.execute("DROP MATERIALIZED VIEW v CASCADE")
+        con.execute("CREATE DEFAULT INDEX ON t")
+        assert con.execute("SELECT count(*) FROM t").fetchall() == [(20000,)]
+        con.close()
+    finally:
+        G.Graveyard.bury = orig
+    assert "Dataflow" in buried
+
+
+def test_urgency_shortens_the_switch_interval_and_restores_the_programs_own():
+    """Sabotage: ``raise_`` not touching the switch interval -> it stays at the program's
+    value while something is urgent."""
+    import sys
+    before = sys.getswitchinterval()
+    urg = Urgency()
+    try:
+        sys.setswitchinterval(0.004)
+        urg.raise_()
+        urg.raise_()
+        assert sys.getswitchinterval() == pytest.approx(Urgency.URGENT_SWITCH_S)
+        urg.lower()
+        assert sys.getswitchinterval() == pytest.approx(Urgency.URGENT_SWITCH_S)
+        urg.lower()
+        assert sys.getswitchinterval() == pytest.approx(0.004)
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_a_long_busy_period_raises_the_young_gc_threshold_until_the_runtime_is_idle():
+    """Sabotage: the driver never entering ``BULK_GC`` -> the threshold seen during the
+    long busy period is the program's own."""
+    import gc
+
+    from compute import driver as D
+    before = gc.get_threshold()
+    seen = []
+
+    class Busy(_FakeRuntime):
+        def step(self, fuel=None):
+            seen.append(gc.get_threshold()[0])
+            return super().step(fuel)
+
+    rt = Busy(steps_with_work=D.BULK_AFTER_STEPS + 3)
+    d = RuntimeDriver(rt, start=False)
+    d.wake()
+    d.start()
+    try:
+        assert rt.done.wait(WAIT)
+    finally:
+        d.shutdown()
+    assert seen[0] == before[0]  # a short burst of work leaves the collector alone
+    assert seen[-1] == max(before[0], D.BulkGC.BULK_THRESHOLD0)
+    assert gc.get_threshold() == before  # idle (here: shut down): the program's own again
+
+
+def test_bulk_gc_leaves_a_disabled_threshold_and_a_programs_later_change_alone():
+    import gc
+
+    from compute.driver import BulkGC
+    before = gc.get_threshold()
+    try:
+        g = BulkGC()
+        gc.set_threshold(700, 10, 10)
+        g.enter()
+        g.enter()
+        assert gc.get_threshold()[0] == BulkGC.BULK_THRESHOLD0
+        g.exit()
+        assert gc.get_threshold()[0] == BulkGC.BULK_THRESHOLD0
+        g.exit()
+        assert gc.get_threshold() == (700, 10, 10)
+        g.enter()
+        gc.set_threshold(1234, 10, 10)  # the program changes its mind meanwhile
+        g.exit()
+        assert gc.get_threshold() == (1234, 10, 10)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_the_switch_interval_is_the_least_requested_and_the_programs_own_afterwards():
+    """Urgency (0.2 ms) and a busy runtime (1 ms) request intervals together.  Sabotage:
+    ``release`` restoring the program's value while another request is active -> 4 ms
+    while the busy request still stands."""
+    import sys
+
+    from compute.driver import SwitchIntervals
+    before = sys.getswitchinterval()
+    si = SwitchIntervals()
+    busy, urgent = object(), object()
+    try:
+        sys.setswitchinterval(0.004)
+        si.request(busy, 0.001)
+        assert sys.getswitchinterval() == pytest.approx(0.001)
+        si.request(urgent, 0.0002)
+        assert sys.getswitchinterval() == pytest.approx(0.0002)
+        si.release(urgent)
+        assert sys.getswitchinterval() == pytest.approx(0.001)
+        si.release(busy)
+        assert sys.getswitchinterval() == pytest.approx(0.004)
+    finally:
+        sys.setswitchinterval(before)
