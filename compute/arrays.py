@@ -28,7 +28,9 @@ from compute.errors import EvalError
 __all__ = ["Array", "MdArray", "make_array", "dims_of", "parse_array", "array_out", "unnest_zip"]
 
 
-def _cmp(a, b) -> int:
+def compare_elements(a, b) -> int:
+    """Element-wise order of two sequences, NULLs (None) last, then the shorter first
+    (PostgreSQL's array order, Materialize's list order)."""
     for x, y in zip(a, b):
         if x is None or y is None:
             if x is None and y is None:
@@ -39,15 +41,38 @@ def _cmp(a, b) -> int:
                 return -1
             if y < x:
                 return 1
-    if len(a) != len(b):
-        return (len(a) > len(b)) - (len(a) < len(b))
+    return (len(a) > len(b)) - (len(a) < len(b))
+
+
+def _cmp(a, b) -> int:
+    c = compare_elements(a, b)
+    if c or len(a) != len(b):
+        return c
     da, db = dims_of(a), dims_of(b)
     if len(da) != len(db):
         return (len(da) > len(db)) - (len(da) < len(db))
     return (da > db) - (da < db)
 
 
-class Array(tuple):
+class ComparedBy:
+    """Mixin: ``<``, ``<=``, ``>``, ``>=`` from the class's ``_compare(other) -> int``
+    (the element-wise orders of arrays and lists)."""
+    __slots__ = ()
+
+    def __lt__(self, o):
+        return self._compare(o) < 0
+
+    def __le__(self, o):
+        return self._compare(o) <= 0
+
+    def __gt__(self, o):
+        return self._compare(o) > 0
+
+    def __ge__(self, o):
+        return self._compare(o) >= 0
+
+
+class Array(ComparedBy, tuple):
     """A one-dimensional SQL array (see the module docstring)."""
     __slots__ = ()
 
@@ -65,17 +90,8 @@ class Array(tuple):
 
     __hash__ = tuple.__hash__
 
-    def __lt__(self, o):
-        return _cmp(self, o) < 0
-
-    def __le__(self, o):
-        return _cmp(self, o) <= 0
-
-    def __gt__(self, o):
-        return _cmp(self, o) > 0
-
-    def __ge__(self, o):
-        return _cmp(self, o) >= 0
+    def _compare(self, o) -> int:
+        return _cmp(self, o)
 
     def __repr__(self):
         return f"Array({list(self)!r})"

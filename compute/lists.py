@@ -19,26 +19,13 @@ Deliberately not here: list functions (``compute.functions_lists``) and SQL typi
 """
 from __future__ import annotations
 
+from compute.arrays import ComparedBy, compare_elements as _cmp
 from compute.errors import EvalError
 
 __all__ = ["List", "list_out", "parse_list"]
 
 
-def _cmp(a, b) -> int:
-    for x, y in zip(a, b):
-        if x is None or y is None:
-            if x is None and y is None:
-                continue
-            return 1 if x is None else -1
-        if x != y:
-            if x < y:
-                return -1
-            if y < x:
-                return 1
-    return (len(a) > len(b)) - (len(a) < len(b))
-
-
-class List(tuple):
+class List(ComparedBy, tuple):
     """A Materialize list value (see the module docstring)."""
     __slots__ = ()
 
@@ -50,17 +37,8 @@ class List(tuple):
 
     __hash__ = tuple.__hash__
 
-    def __lt__(self, o):
-        return _cmp(self, o) < 0
-
-    def __le__(self, o):
-        return _cmp(self, o) <= 0
-
-    def __gt__(self, o):
-        return _cmp(self, o) > 0
-
-    def __ge__(self, o):
-        return _cmp(self, o) >= 0
+    def _compare(self, o) -> int:
+        return _cmp(self, o)
 
     def __repr__(self):
         return f"List({list(self)!r})"

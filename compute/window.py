@@ -382,12 +382,7 @@ class _Accumulator:
             if s > lo and not self.exact:
                 G = self.fresh()
                 lo = hi = s
-            if hi < e:
-                kind.update([G] * (e - hi), vals[hi:e], [1] * (e - hi))
-                hi = e
-            if lo < s:
-                kind.update([G] * (s - lo), vals[lo:s], [-1] * (s - lo))
-                lo = s
+            lo, hi = _slide(kind, G, vals, lo, hi, s, e)
             out[r] = kind.finish(G)
 
     def _run_excluding(self, vals, perm, starts, ends, out, excl, empty):
@@ -409,12 +404,7 @@ class _Accumulator:
                     kind.update([H] * (b - a), vals[a:b], [1] * (b - a))
                 out[r] = kind.finish(H)
                 continue
-            if hi < e:
-                kind.update([G] * (e - hi), vals[hi:e], [1] * (e - hi))
-                hi = e
-            if lo < s:
-                kind.update([G] * (s - lo), vals[lo:s], [-1] * (s - lo))
-                lo = s
+            lo, hi = _slide(kind, G, vals, lo, hi, s, e)
             xs, xe, keep = _excluded(i, excl)
             gone = [j for j in range(max(s, xs), min(e, xe)) if not (keep and j == i)]
             if gone:
@@ -501,3 +491,15 @@ class WindowAgg:
 
     def default(self):
         return None
+
+
+def _slide(kind, G, vals, lo: int, hi: int, s: int, e: int) -> tuple[int, int]:
+    """Move the accumulated frame ``[lo, hi)`` of state ``G`` to ``[s, e)`` (both ends only
+    advance): add the rows entering at the end, retract those leaving at the start."""
+    if hi < e:
+        kind.update([G] * (e - hi), vals[hi:e], [1] * (e - hi))
+        hi = e
+    if lo < s:
+        kind.update([G] * (s - lo), vals[lo:s], [-1] * (s - lo))
+        lo = s
+    return lo, hi

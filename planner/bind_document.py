@@ -148,11 +148,20 @@ def bind_array_subquery(ctx, node) -> ScalarExpr:
     if len(width) != 1:
         raise ctx.binder.error(errors.SYNTAX_ERROR, "subquery must return only one column", loc)
     targets = [] if setop else list(sub.targetList)
+    return aggregate_subquery(ctx, sub, targets, loc, "array_agg", Array(()),
+                              lambda sb: _is_the_value(sb, targets, setop))
+
+
+def aggregate_subquery(ctx, sub, targets: list, loc, agg_name: str, empty, is_value) -> ScalarExpr:
+    """``coalesce((SELECT agg(v ORDER BY k) FROM (SELECT v, k FROM ...)), empty)`` for a
+    one-column subquery ``sub`` (``ARRAY(SELECT ..)``, ``LIST(SELECT ..)``): the subquery's
+    ORDER BY becomes the aggregate's, with sort keys other than the value (``is_value(sb)``
+    False) carried as extra columns; bound, and decorrelated, as a scalar subquery."""
     names, order, extra = ["_mzlite_v"], [], []
     for sb in sub.sortClause or ():
         if sb.useOp:
             raise ctx.binder.error(errors.FEATURE_NOT_SUPPORTED, "ORDER BY ... USING is not supported", loc)
-        if _is_the_value(sb, targets, setop):
+        if is_value(sb):
             key = "_mzlite_v"
         else:
             key = f"_mzlite_k{len(extra) + 1}"
@@ -164,14 +173,14 @@ def bind_array_subquery(ctx, node) -> ScalarExpr:
     if extra:
         inner = ast.SelectStmt(**{f: getattr(sub, f) for f in sub})
         inner.targetList = tuple(targets + extra)
-    agg = ast.FuncCall(funcname=(ast.String(sval="array_agg"),), args=(_col("_mzlite_v"),),
+    agg = ast.FuncCall(funcname=(ast.String(sval=agg_name),), args=(_col("_mzlite_v"),),
                        agg_order=tuple(order) or None, location=loc)
     outer = ast.SelectStmt(targetList=(ast.ResTarget(val=agg, location=loc),),
                            fromClause=(ast.RangeSubselect(subquery=inner, alias=ast.Alias(
-                               aliasname="_mzlite_array", colnames=tuple(ast.String(sval=n) for n in names))),))
+                               aliasname="_mzlite_agg", colnames=tuple(ast.String(sval=n) for n in names))),))
     e = ctx.bind(ast.SubLink(subLinkType="EXPR_SUBLINK", subselect=outer, location=loc))
     t = ctx.typeof(e)
-    return Call("coalesce", (e, Literal(Array(()), t)), t)
+    return Call("coalesce", (e, Literal(empty, t)), t)
 
 
 def bind_indirection(ctx, node) -> ScalarExpr:

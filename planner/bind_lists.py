@@ -101,10 +101,6 @@ def subquery_colname(node, figure_colname) -> str:
     return (tl[0].name or figure_colname(tl[0].val)) if tl else "list"
 
 
-def _col(name: str):
-    return ast.ColumnRef(fields=(ast.String(sval=name),))
-
-
 def _sort_key(ctx, sb, targets, setop: bool) -> bool:
     """Whether the subquery's sort key ``sb`` is the value column itself (else a key of its own)."""
     n = sb.node
@@ -135,25 +131,6 @@ def bind_list_subquery(ctx, node) -> ScalarExpr:
                                                                 ast.A_Star))
     if not one:
         raise ctx.binder.error(errors.SYNTAX_ERROR, "LIST subquery must return exactly one column", loc)
-    names, order, extra = ["_mzlite_v"], [], []
-    for sb in sub.sortClause or ():
-        if _sort_key(ctx, sb, targets, setop):
-            key = "_mzlite_v"
-        else:
-            key = f"_mzlite_k{len(extra) + 1}"
-            extra.append(ast.ResTarget(val=sb.node))
-            names.append(key)
-        order.append(ast.SortBy(node=_col(key), sortby_dir=sb.sortby_dir, sortby_nulls=sb.sortby_nulls,
-                                location=-1))
-    inner = sub
-    if extra:
-        inner = ast.SelectStmt(**{f: getattr(sub, f) for f in sub})
-        inner.targetList = tuple(targets + extra)
-    agg = ast.FuncCall(funcname=(ast.String(sval="list_agg"),), args=(_col("_mzlite_v"),),
-                       agg_order=tuple(order) or None, location=loc)
-    outer = ast.SelectStmt(targetList=(ast.ResTarget(val=agg, location=loc),),
-                           fromClause=(ast.RangeSubselect(subquery=inner, alias=ast.Alias(
-                               aliasname="_mzlite_list", colnames=tuple(ast.String(sval=n) for n in names))),))
-    e = ctx.bind(ast.SubLink(subLinkType="EXPR_SUBLINK", subselect=outer, location=loc))
-    t = ctx.typeof(e)
-    return Call("coalesce", (e, Literal(List(()), t)), t)
+    from planner.bind_document import aggregate_subquery
+    return aggregate_subquery(ctx, sub, targets, loc, "list_agg", List(()),
+                              lambda sb: _sort_key(ctx, sb, targets, setop))

@@ -114,6 +114,17 @@ class _FakeRuntime:
         return []
 
 
+def _run_until_done(rt, **driver_options) -> None:
+    """Drive ``rt`` on a real driver thread until its last step with work, then stop it."""
+    d = RuntimeDriver(rt, start=False, **driver_options)
+    d.wake()
+    d.start()
+    try:
+        assert rt.done.wait(WAIT)
+    finally:
+        d.shutdown()
+
+
 def test_commands_to_an_urgent_driver_raise_urgency_until_it_goes_idle():
     """Sabotage: ``send`` not raising -> ``pending`` is 0 right after the send."""
     urg = _RecordingUrgency()
@@ -136,14 +147,9 @@ def test_a_yielding_driver_steps_aside_between_steps_while_urgency_is_pending(yi
     ignoring ``yields_to_urgent`` -> no yield is recorded."""
     urg = _RecordingUrgency()
     urg.raise_()
-    rt = _FakeRuntime(steps_with_work=5)
-    d = RuntimeDriver(rt, yields_to_urgent=yields, urgency=urg, start=False)
-    d.wake()
-    d.start()
     try:
-        assert rt.done.wait(WAIT)
+        _run_until_done(_FakeRuntime(steps_with_work=5), yields_to_urgent=yields, urgency=urg)
     finally:
-        d.shutdown()
         urg.lower()
     assert (urg.yields >= 4) if yields else urg.yields == 0
 
@@ -276,14 +282,7 @@ def test_a_long_busy_period_raises_the_young_gc_threshold_until_the_runtime_is_i
             seen.append(gc.get_threshold()[0])
             return super().step(fuel)
 
-    rt = Busy(steps_with_work=D.BULK_AFTER_STEPS + 3)
-    d = RuntimeDriver(rt, start=False)
-    d.wake()
-    d.start()
-    try:
-        assert rt.done.wait(WAIT)
-    finally:
-        d.shutdown()
+    _run_until_done(Busy(steps_with_work=D.BULK_AFTER_STEPS + 3))
     assert seen[0] == before[0]  # a short burst of work leaves the collector alone
     assert seen[-1] == max(before[0], D.BulkGC.BULK_THRESHOLD0)
     assert gc.get_threshold() == before  # idle (here: shut down): the program's own again
