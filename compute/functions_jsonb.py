@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from compute import functions_text as _text
 from compute.arrays import Array
+from compute.lists import List
 from compute.errors import EvalError
 from compute.functions import FUNCTIONS, _reg
 from compute.jsonb import JObject, Jsonb, jsonb_out, jsonb_pretty, parse_jsonb, sort_pairs, value_out
@@ -70,7 +71,7 @@ def to_jsonb_value(x):
         return Decimal(_text.float8_out(x))
     if t is Jsonb:
         return x.v
-    if t is Array:
+    if t is Array or t is List:  # a list (Materialize) is a JSON array too, layers nested
         return tuple(to_jsonb_value(e) for e in x)
     if isinstance(x, Array):  # multi-dimensional (compute.arrays.MdArray): nested JSON arrays
         return _nested_jsonb(x.nested())

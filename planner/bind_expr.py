@@ -560,6 +560,9 @@ class ExprContext:
             if args:
                 raise self.binder.error(errors.UNDEFINED_FUNCTION, "function mz_now() takes no arguments", loc)
             return CallMzNow()
+        if name == "pg_typeof" and len(args) == 1:  # the argument's type, known at plan time
+            from sql.types import display_name
+            return Literal(display_name(self.typeof(args[0])), "text")
         return self.call_function(name, args, loc)
 
     def bind_aggregate(self, node) -> AggregateExpr:

@@ -221,3 +221,11 @@ def test_type_names_in_every_position(cur):
     with pytest.raises(mzlite.Error) as e:
         cur.execute(sql, (2,))
     assert sql[e.value.position - 1:] == "nosuch"
+
+
+def test_to_jsonb_of_a_list_is_a_json_array_with_layers_nested():
+    """As the cast to jsonb does (Materialize).  Sabotage: ``to_jsonb_value`` without its
+    List branch -> the list's text, a JSON string."""
+    con = mzlite.connect()
+    assert con.execute("SELECT to_jsonb(LIST[1, 2])::text, to_jsonb(LIST[[1], [2, 3]])::text, "
+                       "to_jsonb(LIST[]::int list)::text").fetchall() == [("[1, 2]", "[[1], [2, 3]]", "[]")]
