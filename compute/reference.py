@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from compute.errors import EvalError
 from compute.relation import (
-    ArrangeBy, ColumnOrder, Constant, FlatMap, Get, Join, Let, LocalId, Map, Filter,
+    ORDINALITY, ArrangeBy, ColumnOrder, Constant, FlatMap, Get, Join, Let, LocalId, Map, Filter,
     Negate, Project, Reduce, Threshold, TopK, Union,
 )
 from compute.scalar import Call, CallMzNow, Column, If, Literal, columns_referenced
@@ -469,18 +469,24 @@ class _Evaluator:
                            for row, c in self.eval(e.input, env).items())
 
     def _FlatMap(self, e: FlatMap, env):
-        tf = TABLE_FUNCTIONS.get(e.func)
+        func = e.func
+        numbered = func.endswith(ORDINALITY)  # WITH ORDINALITY: a 1-based row number last
+        if numbered:
+            func = func[:-len(ORDINALITY)]
+        tf = TABLE_FUNCTIONS.get(func)
         if tf is None:  # jsonb table functions
             from compute.functions_document import TABLE_FUNCTIONS_DOCUMENT
-            tf = TABLE_FUNCTIONS_DOCUMENT.get(e.func, (None,))[0]
+            tf = TABLE_FUNCTIONS_DOCUMENT.get(func, (None,))[0]
         fs = [self.scalar(x) for x in e.exprs]
         out = []
         for row, c in self.eval(e.input, env).items():
             try:
                 if tf is None:
                     raise EvalError("XX000", f"reference: unknown table function {e.func}")
+                n = 0
                 for extra in tf(*[f(row) for f in fs]):
-                    out.append((row + tuple(extra), c))
+                    n += 1
+                    out.append((row + tuple(extra) + ((n,) if numbered else ()), c))
             except EvalError as ex:
                 self.err(ex, c)
         return consolidate(out)

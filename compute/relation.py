@@ -90,9 +90,15 @@ class Project:
         return len(self.outputs)
 
 
+#: a ``FlatMap`` function name ending in this numbers each call's rows from 1 in an extra
+#: last column (SQL's ``WITH ORDINALITY``)
+ORDINALITY = "+ordinality"
+
+
 @dataclass(frozen=True)
 class FlatMap:
-    """For each input row, append the rows of table function ``func`` applied to ``exprs``."""
+    """For each input row, append the rows of table function ``func`` applied to ``exprs``
+    (``func`` may end in ``ORDINALITY``)."""
     input: "RelationExpr"
     func: str
     exprs: tuple[ScalarExpr, ...]

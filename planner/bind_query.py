@@ -21,7 +21,7 @@ from typing import Optional
 
 from pglast import ast
 
-from compute.relation import (ColumnOrder, Constant, Filter, FlatMap, Get, Join, Map, Negate, Project, Reduce,
+from compute.relation import (ORDINALITY, ColumnOrder, Constant, Filter, FlatMap, Get, Join, Map, Negate, Project, Reduce,
                               Threshold, TopK, Union)
 from compute.scalar import Call, Column, Literal
 from planner import decorrelate as dc
@@ -597,9 +597,8 @@ class Binder:
     def table_function(self, rel, types, items, f, outer: Outer):
         """``FROM ..., generate_series(a, b [, step]) [AS g(x)]``: a FlatMap over the FROM
         relation so far (table functions are implicitly LATERAL)."""
-        if f.ordinality or f.is_rowsfrom or len(f.functions) != 1:
-            raise self.error(errors.FEATURE_NOT_SUPPORTED, "ROWS FROM and WITH ORDINALITY are not supported",
-                             _first_loc(f))
+        if f.is_rowsfrom or len(f.functions) != 1:
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, "ROWS FROM is not supported", _first_loc(f))
         call = f.functions[0][0]
         ctx = ExprContext(self, rel, types, Scope(items, outer.ref), clause="FROM")
         name, exprs, out_type = self.bind_table_function(ctx, call)
@@ -608,6 +607,8 @@ class Binder:
         k = len(out_types)
         if k == 1 and f.alias is not None and not f.alias.colnames:
             cols = [f.alias.aliasname]  # PostgreSQL: a scalar function's column takes the table alias
+        if f.ordinality:  # WITH ORDINALITY: each call's rows numbered from 1, a bigint column
+            name, out_types, cols, k = name + ORDINALITY, out_types + ["int8"], cols + ["ordinality"], k + 1
         n = len(ctx.types)
         e = FlatMap(ctx.rel, name, tuple(exprs), k)
         if n != len(types):

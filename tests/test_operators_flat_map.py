@@ -26,6 +26,14 @@ def test_generate_series_matches_reference(seed):
     run_reference_check(plan, {A: (3, gen)}, seed=seed)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_with_ordinality_matches_reference(seed):
+    """Each call's rows numbered from 1 (WITH ORDINALITY).  Sabotage: numbering from 0 in
+    ``resolve_table_function`` -> the operator disagrees with the reference."""
+    plan = FlatMap(Get(A, 3), "generate_series+ordinality", (Column(0), Column(1)), 2)
+    run_reference_check(plan, {A: (3, gen)}, seed=seed)
+
+
 def test_zero_step_is_an_error_row():
     plan = FlatMap(Get(A, 3), "generate_series", (Column(0), Column(1), Literal(0, "int4")), 1)
     colls, df = make_dataflow(plan, {A: 3}, initial={A: [((1, 2, 0), 1)]})

@@ -8,16 +8,17 @@ select list (the planner lowers those to FlatMap).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Optional, Sequence
 
 from compute.arrays import unnest_zip
 from compute.errors import EvalError
 from compute.operators import EMPTY, Operator
 from compute.operators.reduce import row_evaluator
+from compute.relation import ORDINALITY
 from compute.scalar import ScalarExpr
 from compute.window import unnest_window
 
-__all__ = ["FlatMapOp", "TABLE_FUNCTIONS"]
+__all__ = ["FlatMapOp", "TABLE_FUNCTIONS", "resolve_table_function"]
 
 
 def generate_series(*args):
@@ -57,12 +58,26 @@ TABLE_FUNCTIONS = {
 }
 
 
+def resolve_table_function(func: str) -> Optional[Callable]:
+    """The implementation of ``FlatMap`` function ``func`` (None when unknown)."""
+    if func.endswith(ORDINALITY):
+        f = resolve_table_function(func[:-len(ORDINALITY)])
+        if f is None:
+            return None
+
+        def numbered(*args):
+            return [tuple(x) + (i,) for i, x in enumerate(f(*args), 1)]
+        return numbered
+    f = TABLE_FUNCTIONS.get(func)
+    if f is None:  # jsonb table functions
+        from compute.functions_document import TABLE_FUNCTIONS_DOCUMENT
+        f = TABLE_FUNCTIONS_DOCUMENT.get(func, (None,))[0]
+    return f
+
+
 class FlatMapOp(Operator):
     def __init__(self, func: str, exprs: Sequence[ScalarExpr]):
-        f = TABLE_FUNCTIONS.get(func)
-        if f is None:  # jsonb table functions
-            from compute.functions_document import TABLE_FUNCTIONS_DOCUMENT
-            f = TABLE_FUNCTIONS_DOCUMENT.get(func, (None,))[0]
+        f = resolve_table_function(func)
         if f is None:
             raise AssertionError(f"flat_map: unknown table function {func!r}")
         self.func = f
