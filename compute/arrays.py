@@ -55,9 +55,12 @@ def _cmp(a, b) -> int:
 
 
 class ComparedBy:
-    """Mixin: ``<``, ``<=``, ``>``, ``>=`` from the class's ``_compare(other) -> int``
-    (the element-wise orders of arrays and lists)."""
+    """Mixin: ``<``, ``<=``, ``>``, ``>=`` from the class's ``_compare(other) -> int`` (the
+    element-wise orders of arrays and lists), and ``!=`` as the negation of its ``==``."""
     __slots__ = ()
+
+    def __ne__(self, o):
+        return not self.__eq__(o)
 
     def __lt__(self, o):
         return self._compare(o) < 0
@@ -84,9 +87,6 @@ class Array(ComparedBy, tuple):
         if not isinstance(o, Array) or not tuple.__eq__(self, o):
             return False
         return (type(self) is Array and type(o) is Array) or self.dims == o.dims
-
-    def __ne__(self, o):
-        return not self.__eq__(o)
 
     __hash__ = tuple.__hash__
 

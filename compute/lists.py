@@ -32,9 +32,6 @@ class List(ComparedBy, tuple):
     def __eq__(self, o):
         return isinstance(o, List) and tuple.__eq__(self, o)
 
-    def __ne__(self, o):
-        return not self.__eq__(o)
-
     __hash__ = tuple.__hash__
 
     def _compare(self, o) -> int:
