@@ -285,14 +285,22 @@ def _tz_offset(text: str, tz: str | None) -> int:
 _SPECIAL_INPUT = {"infinity": INFINITY, "-infinity": NEG_INFINITY}
 
 
-def _parse_ts(text: str, type_name: str, with_tz: bool) -> _dt.datetime:
+def _match_input(text: str, type_name: str):
+    """``('infinity' | '-infinity' value, None)`` or ``(None, match of the date[/time] shape)``."""
     t = text.strip(_WS)
     special = _SPECIAL_INPUT.get(t.lower())
     if special is not None:
-        return special
+        return special, None
     m = _TS_RE.match(t)
     if m is None:
         raise _syntax(type_name, text)
+    return None, m
+
+
+def _parse_ts(text: str, type_name: str, with_tz: bool) -> _dt.datetime:
+    special, m = _match_input(text, type_name)
+    if special is not None:
+        return special
     d = _parse_date_part(text, m.group("date"), type_name)
     us, extra = _parse_time_part(text, m.group("time")) if m.group("time") else (0, 0)
     off = _tz_offset(text, m.group("tz")) if with_tz else 0
@@ -315,13 +323,9 @@ def parse_timestamptz(text: str) -> _dt.datetime:
 
 def parse_date(text: str) -> _dt.date:
     """``date`` input: ``YYYY-MM-DD``, a time after it is ignored as in PostgreSQL."""
-    t = text.strip(_WS)
-    special = _SPECIAL_INPUT.get(t.lower())
+    special, m = _match_input(text, "date")
     if special is not None:
         return special
-    m = _TS_RE.match(t)
-    if m is None:
-        raise _syntax("date", text)
     d = _parse_date_part(text, m.group("date"), "date")
     if m.group("time"):
         _parse_time_part(text, m.group("time"))

@@ -14,6 +14,8 @@ Deliberately not here: the value class (``compute.arrays``) and SQL signatures.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from compute import functions_text as _text
 from compute.arrays import Array, MdArray, array_out, make_array, parse_array
 from compute.errors import EvalError
@@ -403,12 +405,18 @@ def ordered_aggregate(func: str, records, order_by: tuple):
             items.sort(key=lambda r: (r[j] is not None, r[j]), reverse=desc)
     values = [r[0] for r in items]
     if func == "string_agg":
-        parts: list = []
-        for v in values:
-            if v is None or v[0] is None:
-                continue
-            if parts:
-                parts.append(v[1] or "")
-            parts.append(v[0])
-        return "".join(parts) if parts else None
+        return string_agg_join(values)
     return collect_finish(func, values)
+
+
+def string_agg_join(values) -> Optional[str]:
+    """string_agg over ``(value, delimiter)`` records in order: NULL values skipped, each
+    later value preceded by its own delimiter (NULL as empty); NULL when nothing is left."""
+    parts: list = []
+    for v in values:
+        if v is None or v[0] is None:
+            continue
+        if parts:
+            parts.append(v[1] or "")
+        parts.append(v[0])
+    return "".join(parts) if parts else None

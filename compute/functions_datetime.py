@@ -527,13 +527,7 @@ def _justify_interval(iv: Interval) -> Interval:
     elif months < 0 and (days > 0 or (days == 0 and t > 0)):
         days -= 30
         months += 1
-    if days > 0 and t < 0:
-        t += USECS_PER_DAY
-        days -= 1
-    elif days < 0 and t > 0:
-        t -= USECS_PER_DAY
-        days += 1
-    return check_interval(months, days, t)
+    return check_interval(*D.justify_hours(months, days, t))  # |t| < a day: only the sign fix
 
 
 def _make_date(y: int, m: int, d: int) -> _dt.date:

@@ -430,14 +430,8 @@ class _Sequence:
             else:
                 frame = [v for a, b in _segments(i, starts[i], ends[i], excl) for v in vals[a:b]]
             if self.func == "string_agg":
-                parts = []
-                for v in frame:
-                    if v is None or v[0] is None:
-                        continue
-                    if parts:
-                        parts.append(v[1] or "")
-                    parts.append(v[0])
-                out[r] = "".join(parts) if parts else None
+                from compute.functions_arrays import string_agg_join
+                out[r] = string_agg_join(frame)
             elif self.func == "jsonb_object_agg":
                 out[r] = _collect(self.func, frame)
             else:  # array_agg/jsonb_agg values come as record(value), NULL when FILTER drops them

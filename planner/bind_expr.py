@@ -143,20 +143,26 @@ def is_aggregate_call(node) -> bool:
             and node.funcname[-1].sval.lower() in AGGREGATES)
 
 
-def find_aggregates(node, out: list) -> list:
-    """Aggregate calls in ``node`` outside subqueries (aggregates of this query level)."""
+def find_calls(node, is_call, out: list) -> list:
+    """The nodes of ``node`` for which ``is_call`` holds, outside subqueries (this query
+    level), appended to ``out`` in order; a found call is not looked inside."""
     if isinstance(node, ast.SubLink):
         return out
-    if is_aggregate_call(node):
+    if is_call(node):
         out.append(node)
         return out
     if isinstance(node, ast.Node):
         for name in node:
-            find_aggregates(getattr(node, name), out)
+            find_calls(getattr(node, name), is_call, out)
     elif isinstance(node, tuple):
         for x in node:
-            find_aggregates(x, out)
+            find_calls(x, is_call, out)
     return out
+
+
+def find_aggregates(node, out: list) -> list:
+    """Aggregate calls in ``node`` outside subqueries (aggregates of this query level)."""
+    return find_calls(node, is_aggregate_call, out)
 
 
 def parse_nodes(node):

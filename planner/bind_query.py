@@ -146,19 +146,14 @@ class Binder:
         if wc.recursive:  # WITH RECURSIVE / WITH MUTUALLY RECURSIVE: planner.recursive
             from planner.recursive import push_recursive_ctes
             return push_recursive_ctes(self, wc, outer)
+        from planner.recursive import cte_column_names
         frame: dict = {}
         self.ctes.append(frame)
         for cte in wc.ctes:
             bq, owner = bind_cte(self, lambda o: self.bind_query(cte.ctequery, o), outer)
-            names = list(bq.names)
-            if cte.aliascolnames:
-                al = [a.sval for a in cte.aliascolnames]
-                if len(al) > len(names):
-                    raise self.error(errors.INVALID_COLUMN_REFERENCE, f'WITH query "{cte.ctename}" has '
-                                     f"{len(names)} columns available but {len(al)} columns specified", cte.location)
-                names[:len(al)] = al
+            names = cte_column_names(self, cte, list(bq.names))
             if cte.ctename in frame:
-                raise self.error(errors.DUPLICATE_TABLE if False else "42712",
+                raise self.error("42712",
                                  f'WITH query name "{cte.ctename}" specified more than once', cte.location)
             frame[cte.ctename] = (bq.finished(), names, list(bq.types)) + ((owner,) if owner is not None else ())
 

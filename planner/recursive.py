@@ -128,11 +128,12 @@ def _dependency_order(b, ctes) -> list:
 
 def _bind_plain(b, cte, outer):
     bq = b.bind_query(cte.ctequery, outer)
-    names = _alias(b, cte, list(bq.names))
+    names = cte_column_names(b, cte, list(bq.names))
     return (bq.finished(), names, list(bq.types))
 
 
-def _alias(b, cte, names: list) -> list:
+def cte_column_names(b, cte, names: list) -> list:
+    """A WITH item's column names: its query's, renamed by ``WITH name (a, b, ..)``."""
     if cte.aliascolnames:
         al = [a.sval for a in cte.aliascolnames]
         if len(al) > len(names):
@@ -286,7 +287,7 @@ def _bind_with_recursive(b, cte, frame: dict, outer):
     larg, rarg, union_all = _check_form(b, cte)
     nonrec = b.bind_query(larg, outer)
     types = list(nonrec.types)
-    names = _alias(b, cte, list(nonrec.names))
+    names = cte_column_names(b, cte, list(nonrec.names))
     p = outer.arity
     n = len(types)
     started, w, acc = next_local_id(), next_local_id(), next_local_id()

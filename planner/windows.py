@@ -31,6 +31,7 @@ from pglast.enums import parsenodes as PN
 from compute.relation import AggregateExpr, ColumnOrder, FlatMap, Map, Project, Reduce
 from compute.scalar import Call, Column, If, Literal
 from compute.window import WindowAggregateExpr, WindowFrame, WindowFunc
+from planner.bind_expr import find_calls
 from sql import errors
 from sql import functions as F
 from sql import types as T
@@ -43,18 +44,11 @@ WINDOW_ARG_CLAUSE = "window function arguments"
 
 def find_windows(node, out: list) -> list:
     """Window function calls in ``node`` outside subqueries (not looking inside them)."""
-    if isinstance(node, ast.SubLink):
-        return out
-    if isinstance(node, ast.FuncCall) and node.over is not None:
-        out.append(node)
-        return out
-    if isinstance(node, ast.Node):
-        for name in node:
-            find_windows(getattr(node, name), out)
-    elif isinstance(node, tuple):
-        for x in node:
-            find_windows(x, out)
-    return out
+    return find_calls(node, _is_window_call, out)
+
+
+def _is_window_call(node) -> bool:
+    return isinstance(node, ast.FuncCall) and node.over is not None
 
 
 def window_call(ctx, node):

@@ -187,20 +187,13 @@ def rewrite_mutually_recursive(ctx) -> dict:
             name = raw[1:-1].replace('""', '"') if raw.startswith('"') else raw.lower()
             if ctx.word(k + 1) != "(":
                 raise fail(k + 1)
-            close = ctx.matching_paren(k + 1)
-            types, start, depth = [], k + 2, 0
-            for x in range(k + 2, close + 1):
-                w = ctx.word(x)
-                if w == "(":
-                    depth += 1
-                elif w == ")" and depth > 0:
-                    depth -= 1
-                elif depth == 0 and w in (",", ")"):
-                    if x - start < 2:
-                        raise fail(x)
-                    types.append(_parse_type(ctx, ctx.toks[start + 1].start, ctx.toks[x - 1].end))
-                    blank(start + 1, x - 1)
-                    start = x + 1
+            close, items = ctx.items_between(k + 1)
+            types = []
+            for start, x in items:  # "name type": the type is what follows the name
+                if x - start < 2:
+                    raise fail(x)
+                types.append(_parse_type(ctx, ctx.toks[start + 1].start, ctx.toks[x - 1].end))
+                blank(start + 1, x - 1)
             ctes.append((name, tuple(types)))
             if ctx.word(close + 1) != "AS" or ctx.word(close + 2) != "(":
                 raise fail(close + 1)

@@ -279,6 +279,22 @@ class _Ctx:
         self.i = len(self.toks)
         raise self.error_here()
 
+    def items_between(self, open_idx: int) -> tuple[int, list]:
+        """The comma-separated items inside the parentheses opened at token ``open_idx``:
+        ``(close index, [(first token, delimiter token), ...])`` at nesting depth 0."""
+        close = self.matching_paren(open_idx)
+        items, start, depth = [], open_idx + 1, 0
+        for k in range(open_idx + 1, close + 1):
+            w = self.word(k)
+            if w == "(":
+                depth += 1
+            elif w == ")" and depth > 0:
+                depth -= 1
+            elif depth == 0 and w in (",", ")"):
+                items.append((start, k))
+                start = k + 1
+        return close, items
+
     def stmt(self, kind: str, node, **kw) -> Statement:
         return Statement(kind, self.text, self.origin, node, origin=self.origin, inserts=self.inserts,
                          mutually_recursive=self.wmr, **kw)
@@ -380,17 +396,7 @@ class _Ctx:
             j += 1
         if j >= len(self.toks):
             return
-        close = self.matching_paren(j)
-        elems, start, depth = [], j + 1, 0
-        for k in range(j + 1, close + 1):
-            w = self.word(k)
-            if w == "(":
-                depth += 1
-            elif w == ")" and depth > 0:
-                depth -= 1
-            elif depth == 0 and w in (",", ")"):
-                elems.append((start, k))
-                start = k + 1
+        _, elems = self.items_between(j)
         wraps = []
         for a, b in elems:
             toks = self.toks[a:b]

@@ -331,3 +331,18 @@ def test_a_peek_at_an_unknown_index_is_loud_and_still_answered_once():
     responses = [r for r in maint.drain_responses() + drain(maint) if isinstance(r, PeekResponse)]
     assert [(r.uuid, r.result.sqlstate) for r in responses] == [("lost", "XX000")]
     assert drain(maint) == []
+
+
+def test_one_step_carries_a_change_from_a_table_through_a_view_into_its_index():
+    """Dataflows are stepped in creation order, which is dependency order, so a change
+    travels table -> materialized view -> index on it within one ``step()``.  Sabotage:
+    stepping them in reverse order left the index's frontier behind after one step (red)."""
+    coll = table(u(1), [(1, "a")], 0, 1)
+    mv = table(u(5), (), 0, 0)
+    rt = runtime(storage={u(1): coll, u(5): mv}, factory=_real_dataflow())
+    rt.handle(CreateDataflow(sink_desc(u(1), u(5), "materialized_view")))
+    rt.handle(CreateDataflow(index_desc(u(5), u(6))))
+    drain(rt)
+    coll.append([((2, "b"), 1)], 1, 2)
+    rt.step()
+    assert Frontiers(u(6), 2, 2, 2) in rt.drain_responses()
