@@ -60,6 +60,72 @@ def _accumulate(out: dict, lst, as_of: int, upper: Frontier, whole: bool) -> Non
                 out[row] = out.get(row, 0) + d
 
 
+#: a handle caches its latest state (``_Latest``) only while it has at most this many rows
+LATEST_MAX_ROWS = 4096
+#: ... and derives it from an ancestor's plus at most this many newer entries
+LATEST_MAX_PENDING = 4096
+
+
+class _Latest:
+    """The consolidated state after every update of a read handle, for reads at or past
+    its last update: the common read, and the one whose cost otherwise grows with the
+    history kept since ``since`` (a 10-row index under a write a millisecond keeps ~2,000
+    updates for the compaction window, all summed by every read).
+
+    Computed at most once, on the first such read, from the nearest ancestor whose state
+    is known plus the batches inserted since (``link``), or from every batch.  Handles
+    whose updates sum to the same state (merges, compaction, upper advances, ``bounded``)
+    share one ``_Latest``.  ``counts`` is never mutated once set; a race computes equal
+    values twice.  Not kept for large arrangements (``LATEST_MAX_ROWS``): there a full
+    read is proportional to the data anyway, and a copy per handle would double memory."""
+
+    __slots__ = ("counts", "link")
+
+    def __init__(self, link=None):
+        #: ``row -> count`` (non-zero), ``None`` (not computed) or ``False`` (too large)
+        self.counts: Any = None
+        #: ``(ancestor with counts, batches inserted after it)`` or ``None``; one attribute,
+        #: so a reader takes both in one read
+        self.link = link
+
+    def then(self, batch: "Batch") -> "_Latest":
+        """The ``_Latest`` of a handle with ``batch`` appended."""
+        counts = self.counts
+        if counts is False:
+            out = _Latest()
+            out.counts = False
+            return out
+        if counts is not None:
+            return _Latest((self, (batch,)))
+        link = self.link
+        if link is None or sum(b.count for b in link[1]) + batch.count > LATEST_MAX_PENDING:
+            return _Latest()
+        return _Latest((link[0], link[1] + (batch,)))
+
+    def compute(self, batches: tuple) -> dict:
+        """The state of ``batches`` (every update counted), cached when small."""
+        link = self.link
+        if link is not None and link[0].counts.__class__ is dict:
+            out = dict(link[0].counts)
+            todo = link[1]
+        else:
+            out = {}
+            todo = batches
+        get = out.get
+        for b in todo:
+            for v in b.updates.values():
+                for row, _t, d in ((v,) if v[1].__class__ is int else v):
+                    out[row] = get(row, 0) + d
+        out = {r: c for r, c in out.items() if c}
+        if len(out) <= LATEST_MAX_ROWS:
+            self.counts = out
+            self.link = None
+            return dict(out)  # the caller's to keep: the cached one is never mutated
+        self.counts = False
+        self.link = None
+        return out
+
+
 class ReadHandle(tuple):
     """A consistent read view ``(batches, since, upper)`` of a spine at one moment.
 
@@ -69,8 +135,10 @@ class ReadHandle(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, batches: tuple, since: Frontier, upper: Frontier, key_fn=None):
-        return tuple.__new__(cls, (batches, since, upper, key_fn))
+    def __new__(cls, batches: tuple, since: Frontier, upper: Frontier, key_fn=None,
+                latest: Optional[_Latest] = None):
+        return tuple.__new__(cls, (batches, since, upper, key_fn,
+                                   _Latest() if latest is None else latest))
 
     def __iter__(self):  # unpack as the documented 3-tuple
         return iter(tuple.__getitem__(self, slice(0, 3)))
@@ -94,11 +162,15 @@ class ReadHandle(tuple):
     def key_fn(self):
         return tuple.__getitem__(self, 3)
 
+    @property
+    def latest(self) -> _Latest:
+        return tuple.__getitem__(self, 4)
+
     def bounded(self, upper: Frontier) -> "ReadHandle":
         """This view with ``upper`` lowered to ``upper`` (updates at or past it are hidden):
         the frozen, single-time import of an index."""
-        b, s, u, k = (tuple.__getitem__(self, i) for i in range(4))
-        return ReadHandle(b, s, upper if frontier_le(upper, u) else u, k)
+        b, s, u, k, latest = (tuple.__getitem__(self, i) for i in range(5))
+        return ReadHandle(b, s, upper if frontier_le(upper, u) else u, k, latest)
 
     def _check(self, as_of: int) -> None:
         since = tuple.__getitem__(self, 1)
@@ -109,7 +181,14 @@ class ReadHandle(tuple):
         """``row -> count`` consolidated over updates with ``time <= as_of`` (zeros removed)."""
         self._check(as_of)
         upper = tuple.__getitem__(self, 2)
-        batches = [b for b in tuple.__getitem__(self, 0)
+        every = tuple.__getitem__(self, 0)
+        if every and all(b.max_time is None or (b.max_time <= as_of and (upper is None or b.max_time < upper))
+                         for b in every):
+            # every update is visible: the latest state, cached across reads (``_Latest``)
+            latest = tuple.__getitem__(self, 4)
+            counts = latest.counts
+            return dict(counts) if counts.__class__ is dict else latest.compute(every)
+        batches = [b for b in every
                    if b.min_time is not None and b.min_time <= as_of
                    and (upper is None or b.min_time < upper)]
         if len(batches) == 1:
@@ -284,14 +363,15 @@ class Spine(UpperListeners):
     # ------------------------------------------------------------ writing
     def insert(self, batch: Batch) -> None:
         """Append ``batch`` (``batch.lower == upper``) and advance ``upper`` to ``batch.upper``."""
-        batches, since, upper, key_fn = (tuple.__getitem__(self._h, i) for i in range(4))
+        batches, since, upper, key_fn, latest = (tuple.__getitem__(self._h, i) for i in range(5))
         if batch.lower != upper:
             raise AssertionError(f"batch lower {batch.lower} != spine upper {upper}")
         if batch.upper is not None and (upper is None or batch.upper < upper):
             raise AssertionError("batch upper regresses the spine's upper")
         if batch.count:
             batches = batches + (batch,)
-        self._h = ReadHandle(batches, since, batch.upper, key_fn)
+            latest = latest.then(batch)
+        self._h = ReadHandle(batches, since, batch.upper, key_fn, latest)
         if batch.count:
             self.maintain(EAGER_MERGE_FUEL)
         self._notify()
@@ -314,7 +394,7 @@ class Spine(UpperListeners):
         if upper is None or (new_upper is not None and new_upper <= upper):
             return
         h = self._h
-        self._h = ReadHandle(h.batches, h.since, new_upper, h.key_fn)
+        self._h = ReadHandle(h.batches, h.since, new_upper, h.key_fn, h.latest)
         self._notify()
 
     def set_logical_compaction(self, since: Frontier) -> None:
@@ -335,7 +415,7 @@ class Spine(UpperListeners):
         h = self._h
         if h.since is None or (target is not None and target <= h.since):
             return
-        self._h = ReadHandle(h.batches, target, h.upper, h.key_fn)
+        self._h = ReadHandle(h.batches, target, h.upper, h.key_fn, h.latest)
 
     def acquire_hold(self, time: int) -> "SpineHold":
         """A reader's hold: since will not pass ``time`` until the hold is downgraded or
@@ -397,7 +477,7 @@ class Spine(UpperListeners):
             new = bs[:j] + ((merged,) if merged.count else ()) + bs[j + 2:]
             if not merged.count and j > 0 and j + 2 < len(bs):
                 pass  # an emptied batch just disappears; its neighbours stay contiguous in time
-            self._h = ReadHandle(new, h.since, h.upper, h.key_fn)
+            self._h = ReadHandle(new, h.since, h.upper, h.key_fn, h.latest)
             did = True
             if fuel is not None:
                 fuel -= cost
@@ -418,7 +498,7 @@ class Spine(UpperListeners):
                             b = merge_batches(b, Batch(b.upper, b.upper, {}, 0, None, None), since)
                         if b.count:
                             new.append(b)
-                    self._h = ReadHandle(tuple(new), since, h.upper, h.key_fn)
+                    self._h = ReadHandle(tuple(new), since, h.upper, h.key_fn, h.latest)
                 return
             merged = merge_batches(bs[j], bs[j + 1], h.since)
             self._h = ReadHandle(bs[:j] + ((merged,) if merged.count else ()) + bs[j + 2:],

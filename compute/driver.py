@@ -6,8 +6,10 @@ listeners and registry seal/hold callbacks) and on shutdown; between wake-ups it
 runtime with bounded fuel while steps do work, checking for new commands between steps,
 and pushes every response to the attached sink (the Multiplexer's merged queue).
 
-Invariants: commands are handed to the runtime in arrival order, on the driver thread
-only; a wake-up is never lost (the flag is set and the condition notified under the same
+Invariants: commands are handed to the runtime in arrival order, by one thread at a time:
+the driver's, or a sender's while the driver's thread is parked (``send`` applies a read's
+command inline, ``assist`` does pending work for a waiting reader; the thread waits while a
+sender is inside); a wake-up is never lost (the flag is set and the condition notified under the same
 lock the thread checks it under); an exception escaping ``handle`` or ``step`` is reported
 as a ``Status`` response and every peek the runtime could not settle is answered with an
 internal error, so nothing hangs silently; ``shutdown()`` stops the thread and joins it.
@@ -180,17 +182,37 @@ BULK_AFTER_STEPS = 8
 
 
 class RuntimeDriver:
+    #: seconds of inline stepping a sender may spend before handing the rest to the thread
+    INLINE_STEP_BUDGET_S = 0.002
+
     def __init__(self, runtime, *, fuel: Optional[int] = None, name: Optional[str] = None,
                  start: bool = True, urgent_commands: bool = False, yields_to_urgent: bool = False,
-                 urgency: Optional[Urgency] = None):
+                 urgency: Optional[Urgency] = None, inline_commands: tuple = (),
+                 inline_steps: bool = False):
         """``urgent_commands``: each command raises ``urgency`` until this driver has worked
         it off and gone idle (the interactive runtime).  ``yields_to_urgent``: step aside
-        while ``urgency`` is pending (maintenance).  ``urgency`` defaults to ``URGENT``."""
+        while ``urgency`` is pending (maintenance).  ``urgency`` defaults to ``URGENT``.
+
+        ``inline_commands``: command types a sender may apply itself, on its own thread,
+        when the runtime is idle (thread parked, nothing queued, no wake-up pending): see
+        ``send``.  ``inline_steps``: after such a command the sender also steps the runtime
+        while steps do work, for at most ``INLINE_STEP_BUDGET_S`` (the rest is left to the
+        thread), and ``assist`` may step it."""
         self.runtime = runtime
         self.fuel = fuel
         self.urgency = URGENT if urgency is None else urgency
         self.urgent_commands = urgent_commands
         self.yields_to_urgent = yields_to_urgent
+        self.inline_commands = tuple(inline_commands)
+        self.inline_steps = inline_steps
+        #: the driver thread owns the runtime (from leaving its wait with work until it
+        #: parks again); a sender may apply a command inline only while this is False
+        self._running = False
+        #: a sender owns the runtime (applying a command inline); the thread waits for it
+        self._inline = False
+        #: commands applied inline, and ``assist`` calls that stepped (introspection and tests)
+        self.inlined = 0
+        self.assisted = 0
         #: commands taken whose urgency is lowered when the thread next goes idle
         self._urgent_taken = 0
         #: steps with work since the thread was last idle (``BULK_AFTER_STEPS``)
@@ -218,14 +240,110 @@ class RuntimeDriver:
             sink(r)
 
     def send(self, command) -> None:
-        """Queue ``command`` for the thread (dropped after ``shutdown``: nothing runs then)."""
+        """Queue ``command`` for the thread (dropped after ``shutdown``: nothing runs then),
+        or, for an ``inline_commands`` type while the runtime is idle, apply it on the
+        caller's thread.
+
+        Waking a parked thread costs an OS wake-up and a GIL hand-off (100-200 us each here),
+        and a read crosses to the runtime and back: most of a fast-path read's latency when
+        the runtime has nothing else to do.  Applied inline, the answer reaches the waiting
+        controller on the sender's own thread.  Order and exclusion are kept: a command is
+        inlined only when nothing is queued, no wake-up is pending and the thread is parked;
+        while it runs, later commands queue and the thread waits for the sender to finish
+        (``_inline``).  A busy runtime never inlines, so a sender never waits for it."""
         with self._cond:
             if self._stopping:
                 return
-            self._commands.append(command)
-            if self.urgent_commands:
-                self.urgency.raise_()
-            self._cond.notify()
+            if (self.inline_commands and isinstance(command, self.inline_commands)
+                    and not (self._running or self._inline or self._commands or self._woken)
+                    and self._thread.is_alive()):
+                self._inline = True
+            else:
+                self._commands.append(command)
+                if self.urgent_commands:
+                    self.urgency.raise_()
+                self._cond.notify()
+                return
+        try:
+            self._apply_inline(command)
+        finally:
+            with self._cond:
+                self._inline = False
+                if self._commands or self._woken or self._stopping:
+                    self._cond.notify()
+
+    def _apply_inline(self, command) -> None:
+        """``handle(command)`` (and bounded steps) on the sender's thread; see ``send``."""
+        import decimal
+        from compute.functions import NUMERIC_CONTEXT
+        rt = self.runtime
+        self.inlined += 1
+        with decimal.localcontext(NUMERIC_CONTEXT):  # as the thread's own context (``_run``)
+            try:
+                rt.handle(command)
+            except Exception as e:
+                self._failed(f"handling {type(command).__name__}", e)
+            self._emit(rt.drain_responses())
+            if self.inline_steps:
+                self._step_inline()
+
+    def _step_inline(self) -> None:
+        """Step while steps do work, for at most ``INLINE_STEP_BUDGET_S``; what is left is
+        the thread's (``_woken`` is set; the caller's release notifies the thread)."""
+        rt = self.runtime
+        deadline = time.perf_counter() + self.INLINE_STEP_BUDGET_S
+        while True:
+            try:
+                did = rt.step(self.fuel)
+            except Exception as e:
+                self._failed("step", e)
+                did = False
+            self._emit(rt.drain_responses())
+            if not did:
+                return
+            if time.perf_counter() >= deadline:
+                with self._cond:
+                    self._woken = True
+                return
+
+    def assist(self) -> bool:
+        """Do the runtime's pending work on the caller's thread if its thread is parked with
+        work waiting (queued commands, a wake-up): the commands in order, then steps for at
+        most ``INLINE_STEP_BUDGET_S``; whether anything was done.  A reader waiting for its
+        answer calls this: the work its answer waits for (a write propagating through
+        maintenance, a parked peek) then runs at once on the reader's thread instead of after
+        two thread wake-ups.  A runtime whose thread is on it is left alone."""
+        if not self.inline_steps:
+            return False
+        with self._cond:
+            if (self._running or self._inline or self._stopping or not (self._commands or self._woken)
+                    or not self._thread.is_alive()):
+                return False
+            self._inline = True
+            self._woken = False
+            commands = list(self._commands)
+            self._commands.clear()
+        try:
+            import decimal
+            from compute.functions import NUMERIC_CONTEXT
+            self.assisted += 1
+            rt = self.runtime
+            with decimal.localcontext(NUMERIC_CONTEXT):
+                for c in commands:
+                    try:
+                        rt.handle(c)
+                    except Exception as e:
+                        self._failed(f"handling {type(c).__name__}", e)
+                    self._emit(rt.drain_responses())
+                self._step_inline()
+        finally:
+            if self.urgent_commands and commands:
+                self.urgency.lower(len(commands))  # raised by ``send`` when they were queued
+            with self._cond:
+                self._inline = False
+                if self._commands or self._woken or self._stopping:
+                    self._cond.notify()
+        return True
 
     def wake(self) -> None:
         """Called from any thread when external progress may enable a step."""
@@ -289,12 +407,14 @@ class RuntimeDriver:
         rt = self.runtime
         while True:
             with self._cond:
-                while not self._commands and not self._woken and not self._stopping:
+                while self._inline or (not self._commands and not self._woken and not self._stopping):
+                    self._running = False  # parked: a sender may apply a command inline
                     if self._urgent_taken:  # idle: what was urgent is worked off
                         self.urgency.lower(self._urgent_taken)
                         self._urgent_taken = 0
                     self._end_busy_period()
                     self._cond.wait()
+                self._running = True
                 if self._stopping:
                     self._end_busy_period()
                     if self._urgent_taken:

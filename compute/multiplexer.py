@@ -22,8 +22,8 @@ Invariants:
   nothing.  ``recv`` never sends.
 
 An endpoint is anything with ``send(command)`` and ``attach(sink)`` (``sink(response)`` is
-called from the endpoint's thread): a ``RuntimeDriver``, a ``QueuedEndpoint`` stepped by
-hand, or a test's mock.  The ``broadcast_compaction`` switch exists only so tests can show
+called from the endpoint's thread, or from the sender's when the endpoint applies a command
+inline): a ``RuntimeDriver``, a ``QueuedEndpoint`` stepped by hand, or a test's mock.  The ``broadcast_compaction`` switch exists only so tests can show
 what breaks without the broadcast.
 """
 from __future__ import annotations
@@ -132,6 +132,19 @@ class Multiplexer:
             targets = self.route(command)
         for name in targets:
             self._ends[name].send(command)
+
+    def assist(self) -> bool:
+        """Let each endpoint that can (``RuntimeDriver.assist``) do its pending work on the
+        caller's thread, maintenance first (a write propagating), then interactive (a peek
+        it unblocks); whether any did.  Not a protocol message: who runs a runtime's steps
+        is the drivers' business, and an endpoint without ``assist`` is skipped."""
+        did = False
+        for name in (MAINTENANCE, INTERACTIVE):
+            end = self._ends.get(name)
+            fn = getattr(end, "assist", None)
+            if fn is not None and fn():
+                did = True
+        return did
 
     # ------------------------------------------------------------ responses
     def _forward(self, source: str, response) -> bool:

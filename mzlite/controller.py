@@ -28,6 +28,14 @@ from compute.timestamp import Frontier, frontier_le
 DEFAULT_COMPACTION_WINDOW_MS = 1000
 
 
+#: since advances in steps of ``compaction window / COMPACTION_STEPS`` (``_maybe_compact``)
+COMPACTION_STEPS = 10
+#: how many times a waiting peek lets idle runtimes work on its thread before blocking
+#: (each a bounded ``RuntimeDriver.assist``: one for maintenance's propagation, one for the
+#: interactive answer, one spare)
+ASSIST_ROUNDS = 3
+
+
 @dataclass
 class CollectionState:
     id: GlobalId
@@ -47,6 +55,10 @@ class PeekHandle:
         self.uuid = uuid
         self.event = threading.Event()
         self.response: Optional[P.PeekResponse] = None
+        #: the waiting thread: an answer delivered on it (inline) wakes nobody
+        self.waiter = threading.get_ident()
+        #: the answer raised ``URGENT`` for a waiter on another thread (lowered once awake)
+        self.raised = False
 
 
 class ComputeController:
@@ -90,7 +102,12 @@ class ComputeController:
                 handle = self._peeks.pop(resp.uuid, None)
             if handle is not None:
                 handle.response = resp
-                URGENT.raise_()  # lowered by the waiter once awake (``peek``)
+                if handle.waiter != threading.get_ident():
+                    # a waiter to wake on another thread: hurry the GIL to it; lowered by the
+                    # waiter once awake (``peek``).  Answered inline, it is awake already, and
+                    # a raise would only hand the GIL to other threads meanwhile.
+                    handle.raised = True
+                    URGENT.raise_()
                 handle.event.set()
         elif isinstance(resp, P.Frontiers):
             with self._lock:
@@ -221,7 +238,11 @@ class ComputeController:
         target = st.write_frontier - 1 - self.compaction_window
         if st.holds:
             target = min(target, min(st.holds.values()))
-        if target > st.implied_since:
+        # since trails the upper by the window anyway: moving it in steps of a tenth of the
+        # window keeps at most 10% more history and spares both runtimes a command (and a
+        # thread wake-up) per frontier advance, which under a stream of small writes was a
+        # command every millisecond per collection
+        if target - st.implied_since >= max(1, self.compaction_window // COMPACTION_STEPS):
             st.implied_since = target
             self.mux.send(P.AllowCompaction(st.id, target))
 
@@ -238,6 +259,11 @@ class ComputeController:
         with self._lock:
             self._peeks[uuid] = handle
         self.mux.send(P.Peek(uuid, target, literal_constraints, timestamp, finishing, mfp))
+        # an idle runtime's pending work (a write propagating, the parked peek) is done
+        # right here, bounded, rather than after waking two threads (RuntimeDriver.assist)
+        for _ in range(ASSIST_ROUNDS):
+            if handle.event.is_set() or not self.mux.assist():
+                break
         deadline = None if timeout is None else _time.monotonic() + timeout
         while not handle.event.is_set():
             wait = 0.05 if should_cancel is not None else None
@@ -253,7 +279,8 @@ class ComputeController:
         if not handle.event.is_set():
             self.mux.send(P.CancelPeek(uuid))
             handle.event.wait()
-        URGENT.lower()  # awake: maintenance may have the GIL back
+        if handle.raised:
+            URGENT.lower()  # awake: maintenance may have the GIL back
         return handle.response
 
     def cancel_peek(self, uuid: str) -> None:

@@ -17,6 +17,16 @@ MAINTENANCE_FUEL = 1000
 INTERACTIVE_FUEL = 1000
 
 
+def _inline_sets():
+    from compute.protocol import AllowCompaction, CancelPeek, CreateDataflow, Peek, Schedule
+    # maintenance: a peek only (its other commands may start long work: that is its thread's);
+    # interactive: everything a read sends, and its peek dataflows are stepped inline briefly
+    return (Peek, CancelPeek), (Peek, CancelPeek, CreateDataflow, Schedule, AllowCompaction)
+
+
+MAINTENANCE_INLINE, INTERACTIVE_INLINE = _inline_sets()
+
+
 class Replica:
     def __init__(self, storage_collections, *, interactive: bool):
         from compute.driver import RuntimeDriver
@@ -29,9 +39,12 @@ class Replica:
         self.interactive = (Runtime("interactive", storage_collections, self.registry, fuel=INTERACTIVE_FUEL)
                             if interactive else None)
         # maintenance steps aside (briefly) for the interactive runtime and for readers being
-        # woken with an answer: see compute.driver.Urgency
-        self.maintenance_driver = RuntimeDriver(self.maintenance, yields_to_urgent=True)
-        self.interactive_driver = (RuntimeDriver(self.interactive, urgent_commands=True)
+        # woken with an answer: see compute.driver.Urgency.  An idle runtime lets the sender
+        # apply a read's commands itself (compute.driver.RuntimeDriver.send): no thread hop.
+        self.maintenance_driver = RuntimeDriver(self.maintenance, yields_to_urgent=True,
+                                                inline_commands=MAINTENANCE_INLINE, inline_steps=True)
+        self.interactive_driver = (RuntimeDriver(self.interactive, urgent_commands=True,
+                                                 inline_commands=INTERACTIVE_INLINE, inline_steps=True)
                                    if self.interactive is not None else None)
         self.mux = Multiplexer(self.maintenance_driver, self.interactive_driver)
 

@@ -165,22 +165,46 @@ def test_yield_is_bounded_when_nothing_lowers_urgency():
     assert Urgency().yield_while_pending() == 0.0
 
 
-def test_every_answered_peek_raises_and_lowers_urgency_once(monkeypatch):
-    """Sabotage: ``ComputeController.peek`` not lowering -> pending stays above zero after
-    the reads; the controller not raising -> ``raised`` stays 0."""
+class _AnsweringEndpoint(_Endpoint):
+    """Answers every peek with no rows: inline (from ``send``, on the sender's thread, as an
+    idle ``RuntimeDriver`` does) or from a thread of its own."""
+
+    def __init__(self, inline: bool):
+        super().__init__()
+        self.inline = inline
+
+    def send(self, command):
+        from compute.protocol import Peek
+        super().send(command)
+        if isinstance(command, Peek):
+            resp = PeekResponse(command.uuid, PeekRows(()), "interactive")
+            if self.inline:
+                self.sink(resp)
+            else:
+                threading.Thread(target=self.sink, args=(resp,)).start()
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_an_answer_from_another_thread_raises_and_lowers_urgency_once(monkeypatch, inline):
+    """An answer delivered on another thread raises urgency once (the waiter must get the
+    GIL) and the woken waiter lowers it; an answer delivered inline, on the waiter's own
+    thread, raises nothing (a raise would hand the GIL to other threads while the waiter
+    goes on).  Sabotage: ``ComputeController.peek`` not lowering -> pending stays above zero;
+    the controller not raising -> ``raised`` stays 0 for the threaded answers; raising for
+    inline answers too -> ``raised`` is 3 for them."""
     import mzlite.controller as controller
+    from compute.mfp import MapFilterProject
+    from compute.protocol import RowSetFinishing
     urg = _RecordingUrgency()
     monkeypatch.setattr(controller, "URGENT", urg)
-    for flag in ("true", "false"):
-        con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": flag})
-        con.execute("CREATE TABLE t (a int)")
-        con.execute("INSERT INTO t VALUES (1), (2)")
-        con.execute("CREATE DEFAULT INDEX ON t")
-        before = urg.raised
+    ctl = controller.ComputeController(Multiplexer(_AnsweringEndpoint(inline)))
+    try:
         for _ in range(3):
-            assert sorted(con.execute("SELECT a FROM t").fetchall()) == [(1,), (2,)]
-        assert urg.raised - before >= 3
-        con.close()
+            resp = ctl.peek(GlobalId("u", 1), None, 1, RowSetFinishing(), MapFilterProject.identity(1))
+            assert resp.result == PeekRows(())
+    finally:
+        ctl.shutdown()
+    assert urg.raised == (0 if inline else 3)
     assert urg.pending == 0
 
 
@@ -333,3 +357,28 @@ def test_the_switch_interval_is_the_least_requested_and_the_programs_own_afterwa
         assert sys.getswitchinterval() == pytest.approx(0.004)
     finally:
         sys.setswitchinterval(before)
+
+
+# ----------------------------------------------------------------------------- compaction steps
+@pytest.mark.parametrize("window", [0, 1000])
+def test_since_advances_in_steps_of_a_tenth_of_the_compaction_window(window):
+    """A frontier report a millisecond moves since only once it has moved a tenth of the
+    window (with no window, every time).  Sabotage: the step removed from ``_maybe_compact``
+    -> an AllowCompaction per report (1000 instead of 10)."""
+    import mzlite.controller as controller
+    from compute.protocol import AllowCompaction
+    end = _Endpoint()
+    ctl = controller.ComputeController(Multiplexer(end), window)
+    try:
+        gid = GlobalId("u", 7)
+        ctl.collections[gid] = controller.CollectionState(gid, write_frontier=1, implied_since=0)
+        for upper in range(2, 2 + window + 1000):
+            ctl._handle_response(Frontiers(gid, upper))
+        sent = [c.frontier for c in end.sent if isinstance(c, AllowCompaction)]
+        assert len(sent) == (1000 if window == 0 else 10)
+        assert sent == sorted(sent)
+        # since trails the upper by the window, and by less than a step more
+        last_upper = 1 + window + 1000
+        assert last_upper - 1 - window - sent[-1] < max(1, window // controller.COMPACTION_STEPS)
+    finally:
+        ctl.shutdown()
