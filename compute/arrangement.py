@@ -102,28 +102,30 @@ class _Latest:
             return _Latest()
         return _Latest((link[0], link[1] + (batch,)))
 
-    def compute(self, batches: tuple) -> dict:
-        """The state of ``batches`` (every update counted), cached when small."""
+    def derivable(self) -> bool:
+        """Whether ``compute`` can derive the state from an ancestor's (cheap)."""
         link = self.link
-        if link is not None and link[0].counts.__class__ is dict:
-            out = dict(link[0].counts)
-            todo = link[1]
-        else:
-            out = {}
-            todo = batches
+        return link is not None and link[0].counts.__class__ is dict
+
+    def compute(self) -> dict:
+        """The state derived from the ancestor's plus the batches since (``derivable``),
+        cached when small; a copy is returned."""
+        base, todo = self.link
+        out = dict(base.counts)
         get = out.get
         for b in todo:
             for v in b.updates.values():
                 for row, _t, d in ((v,) if v[1].__class__ is int else v):
                     out[row] = get(row, 0) + d
         out = {r: c for r, c in out.items() if c}
-        if len(out) <= LATEST_MAX_ROWS:
-            self.counts = out
-            self.link = None
-            return dict(out)  # the caller's to keep: the cached one is never mutated
-        self.counts = False
-        self.link = None
+        self.store(out)
         return out
+
+    def store(self, state: dict) -> None:
+        """Remember ``state`` (this handle's whole state, freshly computed and the caller's
+        to keep) if it is small: a copy is kept."""
+        self.counts = dict(state) if len(state) <= LATEST_MAX_ROWS else False
+        self.link = None
 
 
 class ReadHandle(tuple):
@@ -182,12 +184,24 @@ class ReadHandle(tuple):
         self._check(as_of)
         upper = tuple.__getitem__(self, 2)
         every = tuple.__getitem__(self, 0)
+        latest = None
         if every and all(b.max_time is None or (b.max_time <= as_of and (upper is None or b.max_time < upper))
                          for b in every):
             # every update is visible: the latest state, cached across reads (``_Latest``)
             latest = tuple.__getitem__(self, 4)
             counts = latest.counts
-            return dict(counts) if counts.__class__ is dict else latest.compute(every)
+            if counts.__class__ is dict:
+                return dict(counts)
+            if counts is False:
+                latest = None
+            elif latest.derivable():
+                return latest.compute()
+        out = self._snapshot(every, as_of, upper)
+        if latest is not None:
+            latest.store(out)
+        return out
+
+    def _snapshot(self, every: tuple, as_of: int, upper: Frontier) -> dict:
         batches = [b for b in every
                    if b.min_time is not None and b.min_time <= as_of
                    and (upper is None or b.min_time < upper)]
@@ -336,6 +350,8 @@ class Spine(UpperListeners):
         self._listeners: list[Callable[[], None]] = []
         #: the latest logical compaction requested (the applied since may lag behind it)
         self._requested: Frontier = since
+        #: fuel banked toward the next merge, which is larger than one activation's fuel
+        self._merge_credit = 0
         #: live reader holds: token -> time (each only advances)
         self._holds: dict[int, int] = {}
         self._next_hold = 1
@@ -456,9 +472,12 @@ class Spine(UpperListeners):
 
     def maintain(self, fuel: Optional[int] = None) -> bool:
         """Merge adjacent batches until each is at least twice the next (the rightmost
-        violation first), spending about ``fuel`` records (``None``: no bound; a merge is
-        never split, and one larger than the remaining fuel waits).  Returns whether it
-        merged anything.  Reads at times ``>= since`` are unchanged."""
+        violation first), spending about ``fuel`` records (``None``: no bound).  A merge
+        is never split: one larger than the fuel at hand banks the fuel (``_merge_credit``)
+        and happens once enough has been banked, so merges larger than one activation's fuel
+        are not starved (they were: a spine under 10,000-row changes grew a batch per change,
+        and every lookup probed them all).  Returns whether it merged or banked anything
+        (work the caller should come back for).  Reads at times ``>= since`` are unchanged."""
         did = False
         while True:
             h = self._h
@@ -469,10 +488,15 @@ class Spine(UpperListeners):
                     j = i
                     break
             if j is None:
+                self._merge_credit = 0  # nothing owed: fuel is not banked while idle
                 return did
             cost = bs[j].count + bs[j + 1].count
-            if fuel is not None and cost > fuel:
-                return did
+            if fuel is not None:
+                fuel += self._merge_credit
+                self._merge_credit = 0
+                if cost > fuel:
+                    self._merge_credit = fuel
+                    return True
             merged = merge_batches(bs[j], bs[j + 1], h.since)
             new = bs[:j] + ((merged,) if merged.count else ()) + bs[j + 2:]
             if not merged.count and j > 0 and j + 2 < len(bs):

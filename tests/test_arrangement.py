@@ -118,9 +118,29 @@ def test_fuel_bounds_a_merge():
     sp.insert(build_batch(key0, [((i, 0), 0, 1) for i in range(5000)], 0, 1))
     sp.insert(build_batch(key0, [((i, 1), 1, 1) for i in range(5000)], 1, 2))
     assert len(sp.batches) == 2  # too big for the eager merge in insert
-    assert not sp.maintain(fuel=100)
+    sp.maintain(fuel=100)
+    assert len(sp.batches) == 2  # a merge is never split
     assert sp.maintain(fuel=None)
     assert len(sp.batches) == 1
+
+
+def test_a_merge_larger_than_the_fuel_happens_once_enough_fuel_is_banked():
+    """Fuel-bounded maintenance (a runtime's activations) must not starve a merge bigger
+    than one activation's fuel.  Sabotage: the pre-fix rule (``cost > fuel`` -> return, no
+    banking) -> the two batches never merge, and a spine under large changes kept a batch
+    per change."""
+    sp = Spine(key0, 2)
+    sp.insert(build_batch(key0, [((i, 0), 0, 1) for i in range(5000)], 0, 1))
+    sp.insert(build_batch(key0, [((i, 1), 1, 1) for i in range(5000)], 1, 2))
+    calls = 0
+    while len(sp.batches) == 2:
+        assert sp.maintain(fuel=100)  # banked or merged: work the caller comes back for
+        calls += 1
+        assert calls <= 100
+    assert calls > 50  # 10,000 records' worth of fuel, less what the eager insert banked
+    assert len(sp.batches) == 1 and len(sp.snapshot(1)) == 10000
+    assert not sp.maintain(fuel=100)  # nothing owed: nothing banked
+    assert sp._merge_credit == 0
 
 
 def test_physical_compaction_restricts_merges():

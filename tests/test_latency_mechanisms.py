@@ -382,3 +382,20 @@ def test_since_advances_in_steps_of_a_tenth_of_the_compaction_window(window):
         assert last_upper - 1 - window - sent[-1] < max(1, window // controller.COMPACTION_STEPS)
     finally:
         ctl.shutdown()
+
+
+# ----------------------------------------------------------------------------- young GC threshold
+@pytest.mark.parametrize("program, expected", [(700, 10_000), (50_000, 50_000), (0, 0)])
+def test_connect_raises_the_young_gc_threshold_only(program, expected):
+    """Sabotage: the threshold left at Python's 700 by ``Database.__init__`` -> 700 after
+    connect; lowering a program's higher threshold, or enabling a disabled collector, is
+    caught by the other two cases."""
+    import gc
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(program, saved[1], saved[2])
+        con = mzlite.connect()
+        con.close()
+        assert gc.get_threshold()[0] == expected
+    finally:
+        gc.set_threshold(*saved)

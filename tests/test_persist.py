@@ -55,3 +55,16 @@ def test_folding_waits_for_enough_updates():
     assert coll.since == 2
     assert coll._state[0] is base_before
     assert coll.snapshot(2)[(1,)] == 2
+
+
+def test_folding_one_bulk_write_into_an_empty_base():
+    """The first fold of a bulk load is one ``dict`` build; unconsolidated updates (a row
+    twice, a zero diff) still fold by summing.  Sabotage: ``_fold_into`` taking the
+    ``dict(updates)`` shortcut without checking -> the row written twice counts once and the
+    zero diff is kept."""
+    from compute.persist import _fold_into
+    bulk = [((i,), 1) for i in range(10)]
+    assert _fold_into({}, [(5, bulk)]) == {(i,): 1 for i in range(10)}
+    assert _fold_into({}, [(5, [((1,), 1), ((1,), 1), ((2,), 0)])]) == {(1,): 2}
+    assert _fold_into({(1,): 1}, [(5, [((1,), -1), ((3,), 2)])]) == {(3,): 2}
+    assert _fold_into({}, [(5, [((1,), 1)]), (6, [((1,), -1)])]) == {}
