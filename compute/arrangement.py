@@ -35,6 +35,7 @@ anything about which thread owns a spine (only its owner mutates it).
 """
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any, Callable, Iterable, Optional
 
 from compute.batch import Batch, batch_at, build_batch, count_of, entries, merge_batches
@@ -59,6 +60,24 @@ def _accumulate(out: dict, lst, as_of: int, upper: Frontier, whole: bool) -> Non
             if t <= as_of and (upper is None or t < upper):
                 out[row] = out.get(row, 0) + d
 
+
+_ROW_DIFF = itemgetter(0, 2)
+
+
+class _SizedPairs:
+    """``(row, diff)`` of a single batch's entries, lazily, with a length."""
+
+    __slots__ = ("_entries", "_n")
+
+    def __init__(self, entries, n: int):
+        self._entries = entries
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self):
+        return map(_ROW_DIFF, self._entries)
 
 #: a handle caches its latest state (``_Latest``) only while it has at most this many rows
 LATEST_MAX_ROWS = 4096
@@ -201,6 +220,21 @@ class ReadHandle(tuple):
             latest.store(out)
         return out
 
+    def snapshot_pairs(self, as_of: int):
+        """The ``(row, count)`` pairs of ``snapshot(as_of)`` as a sized iterable: for a
+        single-time batch with one entry a key (a freshly built index) they are read off the
+        batch lazily, without building a dict of every row (a hydration importing a
+        million-row index spent 0.3 s there)."""
+        self._check(as_of)
+        upper = tuple.__getitem__(self, 2)
+        every = tuple.__getitem__(self, 0)
+        if len(every) == 1:
+            b = every[0]
+            if (b.single and b.min_time is not None and b.min_time == b.max_time and b.max_time <= as_of
+                    and (upper is None or b.max_time < upper)):
+                return _SizedPairs(b.updates.values(), b.count)
+        return self.snapshot(as_of).items()
+
     def _snapshot(self, every: tuple, as_of: int, upper: Frontier) -> dict:
         batches = [b for b in every
                    if b.min_time is not None and b.min_time <= as_of
@@ -210,6 +244,8 @@ class ReadHandle(tuple):
             if b.min_time == b.max_time:
                 # one batch at one time: consolidated per (row, time), so each row appears
                 # once with a non-zero count (a loaded table's index, freshly built)
+                if b.single:  # every value one entry: one C-level pass
+                    return dict(map(_ROW_DIFF, b.updates.values()))
                 return {row: d for v in b.updates.values()
                         for row, _t, d in ((v,) if v[1].__class__ is int else v)}
         out: dict = {}
@@ -537,6 +573,9 @@ class Spine(UpperListeners):
 
     def lookup_many(self, keys, as_of: int) -> dict:
         return self._h.lookup_many(keys, as_of)
+
+    def snapshot_pairs(self, as_of: int):
+        return self._h.snapshot_pairs(as_of)
 
     def updates_between(self, lower: int, upper: Frontier) -> list:
         return self._h.updates_between(lower, upper)

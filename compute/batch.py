@@ -18,6 +18,8 @@ them without locks).  Deliberately not here: spines, holds, reads (``compute.arr
 """
 from __future__ import annotations
 
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Callable, Iterable, Optional
 
 from compute.timestamp import Frontier
@@ -29,10 +31,10 @@ class Batch:
     """Immutable updates with times in ``[lower, upper)`` (times below the spine's since
     at merge time are advanced to it, so ``min_time``/``max_time`` are the truth)."""
 
-    __slots__ = ("lower", "upper", "updates", "count", "min_time", "max_time")
+    __slots__ = ("lower", "upper", "updates", "count", "min_time", "max_time", "single")
 
     def __init__(self, lower: int, upper: Frontier, updates: dict, count: int,
-                 min_time: Optional[int], max_time: Optional[int]):
+                 min_time: Optional[int], max_time: Optional[int], single: bool = False):
         self.lower = lower
         #: ``None``: the empty frontier (the batch seals the spine)
         self.upper = upper
@@ -43,6 +45,9 @@ class Batch:
         #: least / greatest time present (``None`` when the batch is empty)
         self.min_time = min_time
         self.max_time = max_time
+        #: every value is one entry (no key has two): reads may take the values as entries
+        #: in C-level passes (``False`` is always safe)
+        self.single = single
 
     def __len__(self) -> int:
         return self.count
@@ -87,12 +92,37 @@ def build_batch(key_fn: Callable[[tuple], Any], updates: Iterable[tuple], lower:
 def batch_at(key_fn, updates: Iterable[tuple], time: int, lower: int, upper: Frontier) -> Batch:
     """A batch of consolidated ``(row, diff)`` updates all at ``time`` (the dataflow's
     per-time output; zero diffs skipped); skips the time-keyed consolidation of
-    ``build_batch``."""
-    ents = [(row, time, d) for row, d in updates if d]
+    ``build_batch``.  ``updates`` may be a dict's items (an index export's collector): then
+    the entries and single-column keys are built in C-level passes."""
     col = getattr(key_fn, "key_column", None)
-    keys = [(e[0][col],) for e in ents] if col is not None else [key_fn(e[0]) for e in ents]
+    if updates.__class__ is _DICT_ITEMS:
+        rows = list(map(_FIRST, updates))
+        diffs = list(map(_SECOND, updates))
+        if 0 in diffs:
+            rows = [r for r, d in zip(rows, diffs) if d]
+            diffs = [d for d in diffs if d]
+        ents = list(zip(rows, repeat(time), diffs))
+        keys = list(zip(map(itemgetter(col), rows))) if col is not None else list(map(key_fn, rows))
+    else:
+        ents = [(row, time, d) for row, d in updates if d]
+        keys = [(e[0][col],) for e in ents] if col is not None else [key_fn(e[0]) for e in ents]
     n = len(ents)
-    return Batch(lower, upper, _grouped(keys, ents), n, time if n else None, time if n else None)
+    by_key, single = _grouped_flag(keys, ents)
+    return Batch(lower, upper, by_key, n, time if n else None, time if n else None, single)
+
+
+_DICT_ITEMS = type({}.items())
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+
+
+def _grouped_flag(keys: list, ents: list) -> tuple:
+    """``(_grouped(keys, ents), every key unique)``; unique keys (most indexes) take one
+    C-level ``dict`` build."""
+    by_key = dict(zip(keys, ents))
+    if len(by_key) == len(ents):
+        return by_key, True
+    return _grouped(keys, ents), False
 
 
 def _grouped(keys: list, ents: list) -> dict:

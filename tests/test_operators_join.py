@@ -24,6 +24,9 @@ def gen2(rng):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_binary_join_matches_reference(seed):
+    """One-column keys: local arrangements are keyed by the value itself
+    (``_LocalArrangement.raw``).  Sabotage: ``_step`` or ``_fused_step`` probing a raw
+    arrangement with a 1-tuple -> no match is ever found (seen red)."""
     plan = Join((Get(A, 2), Get(B, 2)), ((Column(0), Column(2)),))
     run_reference_check(plan, {A: (2, gen2), B: (2, gen2)}, seed=seed)
 
