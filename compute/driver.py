@@ -164,6 +164,11 @@ class BulkGC:
                 SWITCH_INTERVAL.request(self, self.BUSY_SWITCH_S)
             self._n += 1
 
+    @property
+    def active(self) -> bool:
+        """Some runtime is in a long busy period (background work may wait)."""
+        return self._n > 0
+
     def exit(self) -> None:
         with self._lock:
             self._n = max(0, self._n - 1)

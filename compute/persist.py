@@ -205,8 +205,9 @@ class StorageCollection(UpperListeners):
         return [(t, ups) for t, ups in log if t >= lower and (upper is None or t < upper)]
 
     # ----------------------------------------------------------- compaction
-    def compact(self, since: Frontier) -> None:
-        """Advance ``since``; fold log entries at or below it into the base."""
+    def compact(self, since: Frontier, fold: bool = True) -> None:
+        """Advance ``since``; fold log entries at or below it into the base (unless
+        ``fold`` is false: the caller defers that work, e.g. while a runtime is busy)."""
         with self._lock:
             if since is None:
                 self.since = None
@@ -226,7 +227,7 @@ class StorageCollection(UpperListeners):
             # Logical compaction (``since``) always advances; physical folding (a copy of the
             # base, O(collection)) waits until the foldable updates are a fair fraction of
             # the base, so its cost stays proportional to the updates it absorbs.
-            if k and pending >= max(FOLD_MIN_UPDATES, len(base) // 4):
+            if fold and k and pending >= max(FOLD_MIN_UPDATES, len(base) // 4):
                 base = _fold_into(base, log[:k])
                 log = log[k:]
             self._state = (base, log)

@@ -68,3 +68,45 @@ def test_folding_one_bulk_write_into_an_empty_base():
     assert _fold_into({}, [(5, [((1,), 1), ((1,), 1), ((2,), 0)])]) == {(1,): 2}
     assert _fold_into({(1,): 1}, [(5, [((1,), -1), ((3,), 2)])]) == {(3,): 2}
     assert _fold_into({}, [(5, [((1,), 1)]), (6, [((1,), -1)])]) == {}
+
+
+def test_a_deferred_fold_advances_since_and_leaves_the_log():
+    """Sabotage: ``compact`` ignoring ``fold=False`` -> the log is folded into the base."""
+    coll = StorageCollection("t", 1, since=0, upper=1)
+    coll.append([((i,), 1) for i in range(5000)], 1, 2)
+    coll.advance_upper(10)
+    coll.compact(5, fold=False)
+    assert coll.since == 5
+    base, log = coll._state
+    assert base == {} and len(log) == 1
+    assert coll.snapshot(5) == {(i,): 1 for i in range(5000)}
+    coll.compact(6)
+    base, log = coll._state
+    assert len(base) == 5000 and log == []
+
+
+def test_the_ticker_defers_folds_while_a_runtime_is_busy():
+    """Sabotage: ``Database.tick`` folding regardless of ``BULK_GC.active`` -> the table's
+    log is folded during the busy period."""
+    import mzlite
+    from compute.driver import BULK_GC
+    from mzlite.oracle import ManualClock
+    clock = ManualClock(1)
+    con = mzlite.connect(clock=clock)
+    try:
+        con.execute("CREATE TABLE t (a int)")
+        con.cursor().executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(5000)])
+        db = con.database
+        coll = next(c for c in db.storage.collections.values() if len(c) == 5000)
+        clock.advance(5000)
+        BULK_GC.enter()
+        try:
+            db.tick()
+        finally:
+            BULK_GC.exit()
+        assert coll._state[0] == {} and coll.since > 1  # since moved, nothing folded
+        clock.advance(10)
+        db.tick()
+        assert len(coll._state[0]) == 5000
+    finally:
+        con.close()
