@@ -286,10 +286,14 @@ class ReadHandle(tuple):
                 continue
             probe = b.updates.get
             if b.max_time <= as_of and (upper is None or b.max_time < upper):
-                for key in keys:
-                    lst = probe(key)
-                    if lst is not None:
-                        for row, _t, d in ((lst,) if lst[1].__class__ is int else lst):
+                # the probes and the skipping of absent keys in C (most keys miss the
+                # small recent batches)
+                for lst in filter(None, map(probe, keys)):
+                    if lst[1].__class__ is int:
+                        row = lst[0]
+                        out[row] = get(row, 0) + lst[2]
+                    else:
+                        for row, _t, d in lst:
                             out[row] = get(row, 0) + d
             else:
                 for key in keys:

@@ -141,10 +141,15 @@ class BulkGC:
     them later loses nothing; the process's own thresholds come back when the last busy
     runtime goes idle.  10,000 rather than more: a young collection cannot be interrupted,
     and at 50,000 the middle generation's collections paused every thread for 15-20 ms.
+    The oldest generation's threshold goes to ``BULK_THRESHOLD2`` (100 middle-generation
+    collections instead of 10) as well: a full collection walks everything being built and
+    stops every thread for tens of milliseconds (1M orders: ~0.1 s of load and hydration, and
+    most of a busy period's worst read latencies); deferred, it runs after the busy period.
     While busy, the switch interval is also lowered to ``BUSY_SWITCH_S`` (``SwitchIntervals``).
     Process-wide on purpose: the collector is."""
 
     BULK_THRESHOLD0 = 10_000
+    BULK_THRESHOLD2 = 100
     #: while a runtime is busy, threads hand the GIL over after this long: a session waking
     #: to issue a read waits about this long for its turn, not the interpreter's 5 ms
     BUSY_SWITCH_S = 0.001
@@ -160,9 +165,13 @@ class BulkGC:
                 self._saved = gc.get_threshold()
                 t0, t1, t2 = self._saved
                 if t0:  # 0: the program disabled automatic collection; leave it so
-                    gc.set_threshold(max(t0, self.BULK_THRESHOLD0), t1, t2)
+                    gc.set_threshold(*self._bulk(self._saved))
                 SWITCH_INTERVAL.request(self, self.BUSY_SWITCH_S)
             self._n += 1
+
+    def _bulk(self, saved: tuple) -> tuple:
+        t0, t1, t2 = saved
+        return (max(t0, self.BULK_THRESHOLD0), t1, max(t2, self.BULK_THRESHOLD2))
 
     @property
     def active(self) -> bool:
@@ -173,7 +182,7 @@ class BulkGC:
         with self._lock:
             self._n = max(0, self._n - 1)
             if not self._n and self._saved is not None:
-                if gc.get_threshold()[0] == max(self._saved[0], self.BULK_THRESHOLD0):
+                if self._saved[0] and gc.get_threshold() == self._bulk(self._saved):
                     gc.set_threshold(*self._saved)  # unless the program changed it meanwhile
                 self._saved = None
                 SWITCH_INTERVAL.release(self)

@@ -11,6 +11,8 @@ checks NOT NULL) or committing.
 """
 from __future__ import annotations
 
+import functools
+
 from decimal import Decimal
 from itertools import repeat
 from operator import itemgetter
@@ -434,8 +436,10 @@ def _apply_disjoint(by_key, key_list, param_sets, check, new_fns, fast, arity):
     key_only, direct = fast
     if key_only:
         check = None  # the key lookup already satisfied the WHERE
+    build = None
     if direct is not None:
         new_fns = None  # plain copies from the set or the row, below
+        build = _direct_builder(tuple(direct), arity) if direct else None
     for key, ps in zip(key_list, param_sets):
         bucket = get(key)
         if not bucket:
@@ -446,20 +450,28 @@ def _apply_disjoint(by_key, key_list, param_sets, check, new_fns, fast, arity):
                 if check is not None and not check(ext):
                     continue
             matched += c
-            if direct or new_fns:
-                new = list(row)
-                if direct:
-                    for i, j in direct:
-                        new[i] = ps[j - arity] if j >= arity else row[j]
+            if build is not None or new_fns:
+                if build is not None:
+                    new = build(row, ps)
                 else:
+                    new = list(row)
                     for i, f in new_fns:
                         new[i] = f(ext)
-                new = tuple(new)
+                    new = tuple(new)
                 if new == row:
                     continue
                 append((new, c))
             append((row, -c))
     return updates, matched
+
+
+@functools.lru_cache(maxsize=256)
+def _direct_builder(direct: tuple, arity: int):
+    """``(row, params) -> new row`` for assignments that copy a parameter or a column
+    (``SET amount = ?``), generated once per shape: one tuple display, no list per row."""
+    src = {i: (f"ps[{j - arity}]" if j >= arity else f"row[{j}]") for i, j in direct}
+    parts = ", ".join(src.get(i, f"row[{i}]") for i in range(arity))
+    return eval(f"lambda row, ps: ({parts},)")
 
 
 class _NoTxnSession:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+from operator import itemgetter
 import threading
 from typing import Any, Optional
 
@@ -338,11 +339,10 @@ class Database:
             return None
         not_null = [i for i, c in enumerate(item.columns) if not c.nullable]
         for i in not_null:
-            for row in rows:
-                if row[i] is None:
-                    raise E.error_for(E.NOT_NULL_VIOLATION,
-                                      f'null value in column "{item.columns[i].name}" of relation "{item.name}" '
-                                      f'violates not-null constraint')
+            if None in map(itemgetter(i), rows):  # one C-level pass a column
+                raise E.error_for(E.NOT_NULL_VIOLATION,
+                                  f'null value in column "{item.columns[i].name}" of relation "{item.name}" '
+                                  f'violates not-null constraint')
         self.writer._apply(session, {item.id: list(zip(rows, itertools.repeat(1)))})
         # No gc.freeze() after a bulk load: frozen objects leave the collector's long-lived
         # count near zero, so every tenth gen-1 collection became a full one, each walking

@@ -64,10 +64,8 @@ def _both(bulk, single, sql, params):
         if txn:
             cur.execute("BEGIN")
         for p in params:
-            if txn:  # literals: a parameterised single INSERT would take the bulk path too
-                n_single += cur.execute(_inline(sql, p)).rowcount
-            else:
-                n_single += cur.execute(sql, p).rowcount
+            # literals: a parameterised single statement would take the bulk path too
+            n_single += cur.execute(_inline(sql, p)).rowcount
         if txn:
             cur.execute("COMMIT")
     except mzlite.Error as e:
@@ -104,7 +102,9 @@ def test_bulk_insert_declines_to_the_general_path_for_every_non_identity_value(f
 def test_bulk_update_and_delete_equal_one_statement_per_set(flag, seed):
     """Random parameter sets: distinct keys (the disjoint shortcut), repeated keys and key
     moves (the ordered path).  Sabotage: the disjoint shortcut emitting only the new rows
-    (dropping the ``(row, -c)`` retraction) -> the tables differ."""
+    (dropping the ``(row, -c)`` retraction) -> the tables differ; ``_direct_builder``
+    copying the old value instead of the parameter -> the tables differ (the one-statement
+    side runs literal SQL, so it never takes the bulk path itself)."""
     rnd = random.Random(seed)
     bulk, single = _pair(flag)
     rows = [(i, rnd.randrange(4), rnd.randrange(100), None if i % 3 else "x") for i in range(60)]

@@ -294,7 +294,8 @@ def test_urgency_shortens_the_switch_interval_and_restores_the_programs_own():
 
 def test_a_long_busy_period_raises_the_young_gc_threshold_until_the_runtime_is_idle():
     """Sabotage: the driver never entering ``BULK_GC`` -> the threshold seen during the
-    long busy period is the program's own."""
+    long busy period is the program's own; ``BulkGC`` not raising the oldest generation's
+    threshold -> the third threshold is unchanged."""
     import gc
 
     from compute import driver as D
@@ -303,12 +304,13 @@ def test_a_long_busy_period_raises_the_young_gc_threshold_until_the_runtime_is_i
 
     class Busy(_FakeRuntime):
         def step(self, fuel=None):
-            seen.append(gc.get_threshold()[0])
+            seen.append(gc.get_threshold())
             return super().step(fuel)
 
     _run_until_done(Busy(steps_with_work=D.BULK_AFTER_STEPS + 3))
-    assert seen[0] == before[0]  # a short burst of work leaves the collector alone
-    assert seen[-1] == max(before[0], D.BulkGC.BULK_THRESHOLD0)
+    assert seen[0] == before  # a short burst of work leaves the collector alone
+    assert seen[-1] == (max(before[0], D.BulkGC.BULK_THRESHOLD0), before[1],
+                        max(before[2], D.BulkGC.BULK_THRESHOLD2))  # young and full collections rarer
     assert gc.get_threshold() == before  # idle (here: shut down): the program's own again
 
 
@@ -322,7 +324,7 @@ def test_bulk_gc_leaves_a_disabled_threshold_and_a_programs_later_change_alone()
         gc.set_threshold(700, 10, 10)
         g.enter()
         g.enter()
-        assert gc.get_threshold()[0] == BulkGC.BULK_THRESHOLD0
+        assert gc.get_threshold() == (BulkGC.BULK_THRESHOLD0, 10, BulkGC.BULK_THRESHOLD2)
         g.exit()
         assert gc.get_threshold()[0] == BulkGC.BULK_THRESHOLD0
         g.exit()
