@@ -88,3 +88,19 @@ def test_collector_takes_a_whole_snapshot_and_then_sums():
     col.add_mapping({(1,): 2, (20,): 1})
     assert col.oks == {**{(i,): 1 for i in range(10)}, (1,): 3, (20,): 1}
     assert snap == {(i,): 1 for i in range(10)}  # the caller's dict is not kept or changed
+
+
+def test_a_large_batch_of_plain_rows_is_not_tracked_by_the_cyclic_collector(monkeypatch):
+    """Sabotage: no young collection before the dict build in ``_grouped_flag`` -> the
+    batch's dict is tracked (its fresh tuples were), and every collection of its
+    generation walks it."""
+    import gc
+
+    from compute import batch as B
+    monkeypatch.setattr(B, "UNTRACK_MIN_ENTRIES", 1000)
+    counts = {(i, f"r{i % 7}", i * 3): 1 for i in range(5000)}
+    b = batch_at(_key0, counts.items(), 5, 0, 6)
+    assert b.single and not gc.is_tracked(b.updates)
+    sp = Spine(_key0, 3)
+    sp.insert(b)
+    assert sp.read_handle().snapshot(5) == counts
