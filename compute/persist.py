@@ -39,6 +39,12 @@ def _fold(state: tuple[dict, list], since: int) -> tuple[dict, list]:
     return (base, log[k:])
 
 
+def _pairs(updates):
+    """A log entry's updates as ``(row, diff)`` pairs: a list of pairs, or a ``row -> diff``
+    dict (a bulk insert: no pair tuple per row, and a snapshot or fold of it is a dict copy)."""
+    return updates.items() if updates.__class__ is dict else updates
+
+
 def _fold_into(base: dict, entries: list) -> dict:
     """A new base: ``base`` plus every ``(time, updates)`` of ``entries``.  An empty base
     and one time's updates (a bulk load's first fold) take one C-level ``dict`` build
@@ -46,13 +52,17 @@ def _fold_into(base: dict, entries: list) -> dict:
     first fold went from 0.3 s of the ticker's GIL time (during the next hydration) to 40 ms."""
     if not base and len(entries) == 1:
         ups = entries[0][1]
-        out = dict(ups)
-        if len(out) == len(ups) and 0 not in out.values():
-            return out
+        if ups.__class__ is dict:
+            if 0 not in ups.values():
+                return ups  # never mutated: a log entry's dict may become the base as it is
+        else:
+            out = dict(ups)
+            if len(out) == len(ups) and 0 not in out.values():
+                return out
     out = dict(base)
     get = out.get
     for _t, ups in entries:
-        for row, d in ups:
+        for row, d in _pairs(ups):
             c = get(row, 0) + d
             if c:
                 out[row] = c
@@ -98,7 +108,8 @@ class StorageCollection(UpperListeners):
             if new_upper is not None and new_upper <= time:
                 raise AssertionError("new upper must pass the appended time")
             if updates:
-                self._state[1].append((time, list(updates)))
+                # a dict (``row -> diff``, no zero diff) is kept as it is: the caller hands it over
+                self._state[1].append((time, updates if updates.__class__ is dict else list(updates)))
             self.upper = new_upper
         self._notify()
 
@@ -161,7 +172,7 @@ class StorageCollection(UpperListeners):
                 if len(first) == len(ups) and 0 not in first.values():
                     out = first
                     continue
-            for row, d in ups:
+            for row, d in _pairs(ups):
                 c = out.get(row, 0) + d
                 if c:
                     out[row] = c
@@ -178,7 +189,7 @@ class StorageCollection(UpperListeners):
                 continue
             if upper is not None and t >= upper:
                 break
-            out.extend((row, t, d) for row, d in ups)
+            out.extend((row, t, d) for row, d in _pairs(ups))
         return out
 
     def batches_between(self, lower: int, upper: Frontier) -> list[tuple[int, list]]:
@@ -192,7 +203,7 @@ class StorageCollection(UpperListeners):
         for t, ups in log[i:]:
             if upper is not None and t >= upper:
                 break
-            out.append((t, ups))
+            out.append((t, _pairs(ups)))
         return out
 
     def error_snapshot(self, as_of: int) -> dict:

@@ -16,6 +16,7 @@ Over 600 lines: the statement entry points, their locking and the fast paths sha
 from __future__ import annotations
 
 import contextlib
+import collections
 import itertools
 from operator import itemgetter
 import threading
@@ -343,7 +344,12 @@ class Database:
                 raise E.error_for(E.NOT_NULL_VIOLATION,
                                   f'null value in column "{item.columns[i].name}" of relation "{item.name}" '
                                   f'violates not-null constraint')
-        self.writer._apply(session, {item.id: list(zip(rows, itertools.repeat(1)))})
+        # each row once with its count: distinct rows (the common case) in one C-level
+        # pass, no (row, 1) pair per row; storage keeps the dict as the write's log entry
+        counts = dict.fromkeys(rows, 1)
+        if len(counts) != len(rows):
+            counts = dict(collections.Counter(rows))
+        self.writer._apply(session, {item.id: counts}, consolidated=True)
         # No gc.freeze() after a bulk load: frozen objects leave the collector's long-lived
         # count near zero, so every tenth gen-1 collection became a full one, each walking
         # the structures the next index build was filling (30 full collections, 1.6 s of a

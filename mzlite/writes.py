@@ -145,8 +145,9 @@ class Writer:
                         f'null value in column "{name}" of relation "{plan.table_name}" violates not-null constraint')
 
     def _apply(self, session, writes: dict, consolidated: bool = False) -> None:
-        """Commit ``writes`` (table id -> ``(row, diff)`` list) at a new timestamp, or add
-        them to the explicit transaction.  ``consolidated``: the caller guarantees each row
+        """Commit ``writes`` (table id -> ``(row, diff)`` list, or a ``row -> diff`` dict
+        with no zero diff, which counts as consolidated) at a new timestamp, or add them to
+        the explicit transaction.  ``consolidated``: the caller guarantees each row
         appears once with a non-zero diff, so the pass that sums them is skipped."""
         txn = session.txn
         if txn is not None and txn.explicit:
@@ -155,10 +156,10 @@ class Writer:
                                   "transaction in read-only mode: writes cannot follow reads in a transaction")
             txn.kind = "write"
             for tid, ups in writes.items():
-                txn.writes.setdefault(tid, []).extend(ups)
+                txn.writes.setdefault(tid, []).extend(ups.items() if ups.__class__ is dict else ups)
             return
         if not consolidated:
-            writes = {tid: _consolidate(ups) for tid, ups in writes.items()}
+            writes = {tid: ups if ups.__class__ is dict else _consolidate(ups) for tid, ups in writes.items()}
         if any(writes.values()):
             self.db.storage.commit(writes)
 

@@ -110,3 +110,38 @@ def test_the_ticker_defers_folds_while_a_runtime_is_busy():
         assert len(coll._state[0]) == 5000
     finally:
         con.close()
+
+
+def test_a_bulk_write_kept_as_a_dict_reads_like_pairs():
+    """A bulk insert's log entry is its ``row -> diff`` dict.  Sabotage: ``_pairs`` handing
+    out the dict itself -> reads iterate rows, not ``(row, diff)`` pairs, and fail."""
+    coll = StorageCollection("t", 2, since=0, upper=1)
+    counts = {(i, i % 3): 1 for i in range(3000)}
+    coll.append(counts, 1, 2)
+    coll.append([((0, 0), -1), ((5000, 1), 2)], 2, 3)
+    expect = dict(counts)
+    del expect[(0, 0)]
+    expect[(5000, 1)] = 2
+    assert coll.snapshot(2) == expect and coll.snapshot(1) == counts
+    assert sorted(coll.updates_between(0, 3))[:2] == [((0, 0), 1, 1), ((0, 0), 2, -1)]
+    (t1, first), (t2, second) = coll.batches_between(0, 3)
+    assert (t1, dict(first), t2, list(second)) == (1, counts, 2, [((0, 0), -1), ((5000, 1), 2)])
+    coll.compact(1)  # the first fold: the dict becomes the base
+    coll.compact(2)
+    assert coll.snapshot(2) == expect
+
+
+def test_a_bulk_insert_inside_a_transaction_commits_its_rows():
+    """The dict a bulk insert hands to the writer is added to an open transaction as pairs.
+    Sabotage: ``Writer._apply`` extending the transaction's list with the dict -> its keys
+    (rows, not pairs) are committed and the commit fails."""
+    import mzlite
+    con = mzlite.connect()
+    try:
+        con.execute("CREATE TABLE t (a int, b text)")
+        con.execute("BEGIN")
+        con.cursor().executemany("INSERT INTO t VALUES (?, ?)", [(i, "x") for i in range(200)] + [(1, "x")])
+        con.execute("COMMIT")
+        assert con.execute("SELECT count(*), count(DISTINCT a) FROM t").fetchall() == [(201, 200)]
+    finally:
+        con.close()
