@@ -290,30 +290,36 @@ class RuntimeDriver:
         """``handle(command)`` (and bounded steps) on the sender's thread; see ``send``."""
         import decimal
         from compute.functions import NUMERIC_CONTEXT
-        rt = self.runtime
         self.inlined += 1
         with decimal.localcontext(NUMERIC_CONTEXT):  # as the thread's own context (``_run``)
-            try:
-                rt.handle(command)
-            except Exception as e:
-                self._failed(f"handling {type(command).__name__}", e)
-            self._emit(rt.drain_responses())
+            self._handle_one(command)
             if self.inline_steps:
                 self._step_inline()
+
+    def _handle_one(self, command) -> None:
+        """``handle(command)``, a failure reported (``_failed``), the responses emitted."""
+        try:
+            self.runtime.handle(command)
+        except Exception as e:
+            self._failed(f"handling {type(command).__name__}", e)
+        self._emit(self.runtime.drain_responses())
+
+    def _step_once(self) -> bool:
+        """One bounded ``step``, a failure reported, the responses emitted; whether it did work."""
+        try:
+            did = self.runtime.step(self.fuel)
+        except Exception as e:
+            self._failed("step", e)
+            did = False
+        self._emit(self.runtime.drain_responses())
+        return did
 
     def _step_inline(self) -> None:
         """Step while steps do work, for at most ``INLINE_STEP_BUDGET_S``; what is left is
         the thread's (``_woken`` is set; the caller's release notifies the thread)."""
-        rt = self.runtime
         deadline = time.perf_counter() + self.INLINE_STEP_BUDGET_S
         while True:
-            try:
-                did = rt.step(self.fuel)
-            except Exception as e:
-                self._failed("step", e)
-                did = False
-            self._emit(rt.drain_responses())
-            if not did:
+            if not self._step_once():
                 return
             if time.perf_counter() >= deadline:
                 with self._cond:
@@ -341,14 +347,9 @@ class RuntimeDriver:
             import decimal
             from compute.functions import NUMERIC_CONTEXT
             self.assisted += 1
-            rt = self.runtime
             with decimal.localcontext(NUMERIC_CONTEXT):
                 for c in commands:
-                    try:
-                        rt.handle(c)
-                    except Exception as e:
-                        self._failed(f"handling {type(c).__name__}", e)
-                    self._emit(rt.drain_responses())
+                    self._handle_one(c)
                 self._step_inline()
         finally:
             if self.urgent_commands and commands:
@@ -418,7 +419,6 @@ class RuntimeDriver:
         import decimal
         from compute.functions import NUMERIC_CONTEXT
         decimal.setcontext(NUMERIC_CONTEXT.copy())
-        rt = self.runtime
         while True:
             with self._cond:
                 while self._inline or (not self._commands and not self._woken and not self._stopping):
@@ -443,22 +443,13 @@ class RuntimeDriver:
                 if self.urgent_commands:
                     self._urgent_taken += len(commands)
             for c in commands:
-                try:
-                    rt.handle(c)
-                except Exception as e:
-                    self._failed(f"handling {type(c).__name__}", e)
-                self._emit(rt.drain_responses())
+                self._handle_one(c)
             # step while there is work, yielding to new commands between steps
             while True:
                 self._busy_steps += 1
                 if self._busy_steps == BULK_AFTER_STEPS:
                     BULK_GC.enter()  # left when the thread next goes idle
-                try:
-                    did = rt.step(self.fuel)
-                except Exception as e:
-                    self._failed("step", e)
-                    did = False
-                self._emit(rt.drain_responses())
+                did = self._step_once()
                 with self._cond:
                     if self._commands or self._stopping:
                         break

@@ -15,12 +15,7 @@ from compute import arrangement
 from compute.arrangement import Spine
 
 
-def _scratch(log, as_of):
-    out = {}
-    for row, t, d in log:
-        if t <= as_of:
-            out[row] = out.get(row, 0) + d
-    return {r: c for r, c in out.items() if c}
+from tests.test_arrangement import expected_at as _scratch  # the from-scratch state at a time
 
 
 @pytest.mark.parametrize("seed", range(12))

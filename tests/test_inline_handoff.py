@@ -116,6 +116,16 @@ def _settle(d: RuntimeDriver) -> None:
         rt.handle = orig
 
 
+def _start_a_gated_step(d: RuntimeDriver, rt: _Runtime, steps: int) -> None:
+    """Give the runtime ``steps`` steps of work and wait until its thread is inside the
+    first (held there by ``rt.step_gate``)."""
+    _settle(d)
+    rt.steps_left = steps
+    rt.in_step.clear()
+    d.wake()
+    assert rt.in_step.wait(WAIT)
+
+
 def test_an_idle_runtime_handles_the_command_on_the_senders_thread():
     """Sabotage: ``send`` always queueing (the inline branch removed) -> the command is
     handled on the driver's thread and ``inlined`` stays 0."""
@@ -151,11 +161,7 @@ def test_a_busy_runtime_never_runs_a_command_on_the_senders_thread():
     rt = _Runtime(step_gate=gate)
     d = _driver(rt)
     try:
-        _settle(d)
-        rt.steps_left = 1
-        rt.in_step.clear()
-        d.wake()
-        assert rt.in_step.wait(WAIT)
+        _start_a_gated_step(d, rt, steps=1)
         d.send("peek")
         assert d.inlined == 0 and rt.handled[-1][0] != "peek"
         gate.set()
@@ -261,11 +267,7 @@ def test_assist_leaves_a_running_runtime_to_its_thread():
     rt = _Runtime(step_gate=gate)
     d = _driver(rt, inline_steps=True)
     try:
-        _settle(d)
-        rt.steps_left = 2
-        rt.in_step.clear()
-        d.wake()
-        assert rt.in_step.wait(WAIT)
+        _start_a_gated_step(d, rt, steps=2)
         with d._cond:
             d._woken = True
         assert not d.assist()
