@@ -86,7 +86,8 @@ class StorageCollection(UpperListeners):
         self.arity = arity
         #: ``(base, log)``: ``base`` maps row -> count consolidated as of ``since``;
         #: ``log`` is a list of ``(time, updates)`` with strictly increasing times > since
-        #: where ``updates`` is a list of ``(row, diff)``.
+        #: where ``updates`` is a list of ``(row, diff)``, or a ``row -> diff`` dict with no
+        #: zero diff (a bulk insert); read either through ``_pairs``.  Never mutated.
         self._state: tuple[dict, list] = ({}, [])
         #: the collection's data errors, shaped like ``_state`` with rows
         #: ``(sqlstate, message)``: written by a materialized view's sink beside its rows
