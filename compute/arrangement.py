@@ -111,9 +111,7 @@ class _Latest:
         """The ``_Latest`` of a handle with ``batch`` appended."""
         counts = self.counts
         if counts is False:
-            out = _Latest()
-            out.counts = False
-            return out
+            return self  # too large: stays so (never computed, never mutated: shareable)
         if counts is not None:
             return _Latest((self, (batch,)))
         link = self.link

@@ -278,23 +278,27 @@ class RuntimeDriver:
                     self.urgency.raise_()
                 self._cond.notify()
                 return
+        self.inlined += 1
+        self._work_inline((command,))
+
+    def _work_inline(self, commands) -> None:
+        """The runtime's work on this thread, which has claimed it (``_inline``): ``commands``
+        in order, then bounded steps (``inline_steps``), in the runtime thread's numeric
+        context (``_run``); then the claim is released and the thread told of what came
+        meanwhile."""
+        import decimal
+        from compute.functions import NUMERIC_CONTEXT
         try:
-            self._apply_inline(command)
+            with decimal.localcontext(NUMERIC_CONTEXT):
+                for c in commands:
+                    self._handle_one(c)
+                if self.inline_steps:
+                    self._step_inline()
         finally:
             with self._cond:
                 self._inline = False
                 if self._commands or self._woken or self._stopping:
                     self._cond.notify()
-
-    def _apply_inline(self, command) -> None:
-        """``handle(command)`` (and bounded steps) on the sender's thread; see ``send``."""
-        import decimal
-        from compute.functions import NUMERIC_CONTEXT
-        self.inlined += 1
-        with decimal.localcontext(NUMERIC_CONTEXT):  # as the thread's own context (``_run``)
-            self._handle_one(command)
-            if self.inline_steps:
-                self._step_inline()
 
     def _handle_one(self, command) -> None:
         """``handle(command)``, a failure reported (``_failed``), the responses emitted."""
@@ -333,7 +337,7 @@ class RuntimeDriver:
         answer calls this: the work its answer waits for (a write propagating through
         maintenance, a parked peek) then runs at once on the reader's thread instead of after
         two thread wake-ups.  A runtime whose thread is on it is left alone."""
-        if not self.inline_steps:
+        if not self.inline_steps:  # assisting is stepping: only where inline steps are allowed
             return False
         with self._cond:
             if (self._running or self._inline or self._stopping or not (self._commands or self._woken)
@@ -343,21 +347,12 @@ class RuntimeDriver:
             self._woken = False
             commands = list(self._commands)
             self._commands.clear()
+        self.assisted += 1
         try:
-            import decimal
-            from compute.functions import NUMERIC_CONTEXT
-            self.assisted += 1
-            with decimal.localcontext(NUMERIC_CONTEXT):
-                for c in commands:
-                    self._handle_one(c)
-                self._step_inline()
+            self._work_inline(commands)
         finally:
             if self.urgent_commands and commands:
                 self.urgency.lower(len(commands))  # raised by ``send`` when they were queued
-            with self._cond:
-                self._inline = False
-                if self._commands or self._woken or self._stopping:
-                    self._cond.notify()
         return True
 
     def wake(self) -> None:

@@ -46,6 +46,9 @@ _WS = " \t\n\r\v\f"
 
 
 def _quote(s: str) -> str:
+    """Not ``compute.arrays``' rule on purpose: Materialize quotes a list element spelled
+    exactly ``NULL`` and prints ``nUlL`` bare (its documented output), though input reads a
+    bare one as NULL in any case; arrays follow PostgreSQL and quote every spelling."""
     if s == "" or s == "NULL" or any(c in _SPECIAL for c in s):
         return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return s

@@ -6,8 +6,9 @@
   work (queued commands, a wake-up) on its own thread, within a budget;
 - both keep the runtime's one-owner-at-a-time rule and its command order.
 
-Every test synchronises on events the code under test sets, never on sleeps; the one
-``time.sleep`` below stands for a step's work, not for waiting on another thread.
+Every test synchronises on events the code under test sets, never on timed sleeps: one
+``time.sleep`` stands for a step's work, and one bounded ``time.sleep(0)`` spin waits for a
+state the condition exposes (the thread registered as waiting), not for time to pass.
 """
 from __future__ import annotations
 
@@ -141,7 +142,7 @@ def test_an_idle_runtime_handles_the_command_on_the_senders_thread():
 
 
 def test_inline_work_runs_with_the_numeric_context_of_the_runtime_thread():
-    """Sabotage: ``_apply_inline`` without ``decimal.localcontext(NUMERIC_CONTEXT)`` -> the
+    """Sabotage: ``_work_inline`` without ``decimal.localcontext(NUMERIC_CONTEXT)`` -> the
     sender's 28-digit default context is seen."""
     from compute.functions import NUMERIC_CONTEXT
     rt = _Runtime()
@@ -192,7 +193,9 @@ def test_a_command_is_never_inlined_ahead_of_a_queued_one():
 
 def test_the_thread_waits_while_a_sender_owns_the_runtime():
     """Sabotage: dropping ``self._inline`` from the thread's wait condition -> the thread
-    steps (woken meanwhile) while the inline ``handle`` is still running: an overlap."""
+    steps (woken meanwhile) while the inline ``handle`` is still running: an overlap; the
+    sender's release not notifying the thread -> the thread, parked again behind the sender,
+    never takes the wake-up that came meanwhile (a lost wake-up: the step never runs)."""
     gate = threading.Event()
     rt = _Runtime()
     d = _driver(rt)
@@ -209,6 +212,12 @@ def test_the_thread_waits_while_a_sender_owns_the_runtime():
         # by releasing the sender only after the wake-up was delivered
         with d._cond:
             assert d._woken
+        # the thread, told of the wake-up, finds the sender inside and parks again: wait
+        # for it to be back in its condition wait (a waiter registered once more)
+        deadline = time.monotonic() + WAIT
+        while not d._cond._waiters and time.monotonic() < deadline:
+            time.sleep(0)
+        assert d._cond._waiters
         gate.set()
         sender.join(WAIT)
         assert rt.all_steps_done.wait(WAIT)
