@@ -4,7 +4,7 @@ Owns ``Spine`` and ``ReadHandle``.  A ``Spine`` is the maintained form of an
 index: a tuple of immutable ``Batch``es (``compute.batch``), each mapping a key to its
 ``(row, time, diff)`` entries
 (the row is stored whole; the key is computed from the row by the index's compiled key
-function), plus ``since`` (logical compaction: reads below it are not distinguishable)
+function, and a one-column key is stored as the value itself: ``stored_key``), plus ``since`` (logical compaction: reads below it are not distinguishable)
 and ``upper`` (every time below it is final).
 
 Invariants protected here:
@@ -38,7 +38,8 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, Callable, Iterable, Optional
 
-from compute.batch import Batch, batch_at, build_batch, count_of, entries, merge_batches
+from compute.batch import (Batch, batch_at, build_batch, count_of, entries, merge_batches, probe_batches,
+                           probe_key)
 from compute.listeners import UpperListeners
 from compute.persist import SinceError
 from compute.timestamp import Frontier, frontier_le
@@ -259,9 +260,12 @@ class ReadHandle(tuple):
         return {r: c for r, c in out.items() if c}
 
     def lookup(self, key: Any, as_of: int) -> dict:
-        """``row -> count`` for rows with ``key`` at ``as_of``: one dict probe per batch."""
+        """``row -> count`` for rows with ``key`` (the key tuple) at ``as_of``: one dict probe
+        per batch."""
         self._check(as_of)
         upper = tuple.__getitem__(self, 2)
+        if probe_key(tuple.__getitem__(self, 3)) is not None:
+            key = key[0]  # batches store a one-column key as the value (``stored_key``)
         out: dict = {}
         for b in tuple.__getitem__(self, 0):
             lst = b.updates.get(key)
@@ -277,6 +281,9 @@ class ReadHandle(tuple):
         inline (a bulk UPDATE/DELETE reads thousands of keys in one peek)."""
         self._check(as_of)
         upper = tuple.__getitem__(self, 2)
+        to_stored = probe_key(tuple.__getitem__(self, 3))
+        if to_stored is not None:
+            keys = list(map(to_stored, keys))
         out: dict = {}
         get = out.get
         for b in tuple.__getitem__(self, 0):
@@ -299,6 +306,20 @@ class ReadHandle(tuple):
                     if lst is not None:
                         _accumulate(out, entries(lst), as_of, upper, False)
         return {r: c for r, c in out.items() if c}
+
+    def lookup_pairs(self, keys, as_of: int) -> list:
+        """``lookup_many`` as ``[(row, count)]`` pairs, each row once: for distinct keys whose
+        every update is visible at ``as_of``, built without hashing the rows found
+        (``compute.batch.probe_batches``)."""
+        self._check(as_of)
+        upper = tuple.__getitem__(self, 2)
+        to_stored = probe_key(tuple.__getitem__(self, 3))
+        stored = list(map(to_stored, keys)) if to_stored is not None else list(keys)
+        batches = tuple(b for b in tuple.__getitem__(self, 0) if b.min_time is not None and b.min_time <= as_of)
+        if (all(b.max_time <= as_of and (upper is None or b.max_time < upper) for b in batches)
+                and len(set(stored)) == len(stored)):
+            return probe_batches(batches, stored, as_of, upper)
+        return list(self.lookup_many(keys, as_of).items())
 
     def updates_between(self, lower: int, upper: Frontier) -> list:
         """Every update with ``lower <= time < upper`` as ``(row, time, diff)``, time-ordered."""
@@ -375,7 +396,8 @@ class Spine(UpperListeners):
 
     def __init__(self, key_fn: Callable[[tuple], Any], arity: int, *, since: Frontier = 0,
                  upper: Frontier = 0, key_exprs: Optional[tuple] = None):
-        #: row -> key (always a tuple, so lookups by a literal key tuple agree)
+        #: row -> key (always a tuple, so lookups by a literal key tuple agree; batches
+        #: store ``stored_key(key_fn)``, and reads translate)
         self.key_fn = key_fn
         self.arity = arity
         #: the key as scalar expressions over the row, when known (join planning reuses
@@ -575,6 +597,9 @@ class Spine(UpperListeners):
 
     def lookup_many(self, keys, as_of: int) -> dict:
         return self._h.lookup_many(keys, as_of)
+
+    def lookup_pairs(self, keys, as_of: int) -> list:
+        return self._h.lookup_pairs(keys, as_of)
 
     def snapshot_pairs(self, as_of: int):
         return self._h.snapshot_pairs(as_of)

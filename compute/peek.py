@@ -16,12 +16,15 @@ retries) and compilation of expressions (``compute.compile``).
 from __future__ import annotations
 
 import inspect
+from operator import itemgetter
 from typing import Any, Callable, Optional
 
 from compute.errors import EvalError
 from compute.mfp import MapFilterProject
 from compute.protocol import Peek, PeekError, PeekRows, RowSetFinishing
 from compute.timestamp import frontier_le
+
+_COUNT = itemgetter(1)
 
 #: SQLSTATE of an internal error (a bug or a broken protocol, never an answer to user input)
 INTERNAL = "XX000"
@@ -56,9 +59,9 @@ def answer(peek: Peek, oks: Any, errs: Any, *, mfp_fn: Optional[Callable] = None
         data = oks.snapshot(ts)
     else:
         keys = [k if type(k) is tuple else tuple(k) for k in peek.literal_constraints]
-        many = getattr(oks, "lookup_many", None)
-        if many is not None and len(keys) > 1:
-            data = many(keys, ts)
+        pairs = getattr(oks, "lookup_pairs", None)
+        if pairs is not None and len(keys) > 1:
+            data = pairs(keys, ts)  # ``(row, count)`` pairs, each row once, no zero count
         else:
             data = {}
             for key in keys:
@@ -68,10 +71,10 @@ def answer(peek: Peek, oks: Any, errs: Any, *, mfp_fn: Optional[Callable] = None
         rows = apply_mfp(data, peek.map_filter_project, ts, mfp_fn)
     except EvalError as e:
         return PeekError(e.sqlstate, e.message)
-    for row, c in rows:
-        if c < 0:
-            return PeekError(INTERNAL, f"Invalid data in source, saw retractions ({-c}) "
-                                       f"for row that does not exist: {row!r}")
+    if rows and min(map(_COUNT, rows)) < 0:
+        row, c = next((row, c) for row, c in rows if c < 0)
+        return PeekError(INTERNAL, f"Invalid data in source, saw retractions ({-c}) "
+                                   f"for row that does not exist: {row!r}")
     return PeekRows(tuple(finish(rows, peek.finishing)))
 
 
@@ -79,14 +82,18 @@ def _max_since(a, b):
     return b if frontier_le(a, b) else a
 
 
-def apply_mfp(data: dict, mfp: MapFilterProject, ts: int, mfp_fn: Optional[Callable] = None
+def apply_mfp(data, mfp: MapFilterProject, ts: int, mfp_fn: Optional[Callable] = None
               ) -> list[tuple[tuple, int]]:
-    """``[(row, count)]`` after the map/filter/project, consolidated, zero counts dropped."""
+    """``[(row, count)]`` after the map/filter/project, consolidated, zero counts dropped;
+    ``data`` is a ``row -> count`` dict or ``(row, count)`` pairs with each row once."""
+    items = data.items() if data.__class__ is dict else data
     if mfp is None or mfp.is_identity():
-        return [(row, c) for row, c in data.items() if c != 0]
+        if data.__class__ is not dict and 0 not in map(_COUNT, data):
+            return data
+        return [(row, c) for row, c in items if c != 0]
     fn = mfp_fn if mfp_fn is not None else compile_peek_mfp(mfp)
     out: dict = {}
-    for row, c in data.items():
+    for row, c in items:
         if c == 0:
             continue
         res = fn(row, ts)

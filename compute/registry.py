@@ -36,7 +36,7 @@ import itertools
 import threading
 from typing import Any, Callable, Iterable, NamedTuple, Optional
 
-from compute.batch import entries
+from compute.batch import entries, probe_key
 from compute.errors import ComputeProtocolError
 from compute.ids import GlobalId
 from compute.timestamp import MIN, Frontier, frontier_le, frontier_min, try_step_forward
@@ -111,6 +111,8 @@ class FrozenArrangement:
 
     def lookup(self, key: Any, as_of: int) -> dict:
         self._check(as_of)
+        if probe_key(getattr(self._source, "key_fn", None)) is not None:
+            key = key[0]  # a one-column key is stored as the value (``compute.batch.stored_key``)
         out: dict = {}
         for batch in self.batches:
             ups = batch.updates.get(key)

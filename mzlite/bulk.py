@@ -379,6 +379,10 @@ def _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, fast, par
     finally:
         db.reader.release(holds)
     rows = db.reader._rows(resp, _NoTxnSession.of(db))
+    if len(cols) == 1 and len(keys) == len(key_list) and fast[0] and not any(i in cols for i, _f in new_fns):
+        done = _apply_row_by_row(rows, cols[0], positions[0], param_sets, new_fns, fast[1], arity)
+        if done is not None:
+            return (plan,) + done
     by_key: dict = {}
     row_key = (lambda row, c0=cols[0]: (row[c0],)) if len(cols) == 1 else \
         (lambda row, g=itemgetter(*cols): g(row))
@@ -463,6 +467,44 @@ def _apply_disjoint(by_key, key_list, param_sets, check, new_fns, fast, arity):
                 append((new, c))
             append((row, -c))
     return updates, matched
+
+
+def _apply_row_by_row(rows, col: int, position: int, param_sets, new_fns, direct, arity: int):
+    """``(updates, matched)`` without bucketing rows by key, or ``None`` to decline: each
+    set owns its key (one column, ``col``), the WHERE is exactly that key's equality (the
+    lookup found only matching rows) and no assignment touches the key, so every row found
+    is changed by the one set holding its key.  Declines when a key holds several rows
+    (their new rows may coincide and must be summed) or an assignment is computed."""
+    if not new_fns:  # DELETE: every row found goes, with its count
+        return [(row, -c) for row, c in rows], sum(map(_COUNT, rows))
+    if direct is None or len(set(map(itemgetter(col), map(itemgetter(0), rows)))) != len(rows):
+        return None  # (rows are distinct: a peek answers each row once)
+    by_key = dict(zip(map(itemgetter(position), param_sets), param_sets))
+    updates: list = []
+    _direct_updater(tuple(direct), arity, col)(rows, by_key, updates.append)
+    return updates, sum(map(_COUNT, rows))
+
+
+_COUNT = itemgetter(1)
+
+
+@functools.lru_cache(maxsize=256)
+def _direct_updater(direct: tuple, arity: int, col: int):
+    """``(rows, sets by key, append)``: append ``(new, c)`` and ``(row, -c)`` for every row
+    whose new row differs, the new row built from the set holding the row's key (``col``)
+    by one tuple display (``_direct_builder``'s shape, inlined in the loop)."""
+    src = {i: (f"ps[{j - arity}]" if j >= arity else f"row[{j}]") for i, j in direct}
+    parts = ", ".join(src.get(i, f"row[{i}]") for i in range(arity))
+    code = (f"def _update(rows, by_key, append):\n"
+            f"    for row, c in rows:\n"
+            f"        ps = by_key[row[{col}]]\n"
+            f"        new = ({parts},)\n"
+            f"        if new != row:\n"
+            f"            append((new, c))\n"
+            f"            append((row, -c))\n")
+    ns: dict = {}
+    exec(compile(code, "<mzlite:bulk_update>", "exec"), ns)
+    return ns["_update"]
 
 
 @functools.lru_cache(maxsize=256)

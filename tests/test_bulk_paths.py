@@ -127,3 +127,30 @@ def test_bulk_update_and_delete_equal_one_statement_per_set(flag, seed):
             sql, params = "UPDATE t SET note = ? WHERE id = ? AND amount > ?", [("u", i, 50) for i in ids]
         assert _both(bulk, single, sql, params) is None, kind
         assert _rows(bulk) == _rows(single), kind
+
+
+@pytest.mark.parametrize("flag", FLAGS)
+def test_rows_sharing_a_key_updated_into_one_row_count_twice(flag):
+    """The row-by-row shortcut (``_apply_row_by_row``) declines when a key holds several
+    rows: an UPDATE can make them equal, and the two new rows must be summed into one row
+    counted twice.  A set that leaves its row unchanged still counts as matched, and changes
+    nothing.  ``plan_bulk_modify`` promises consolidated updates (each row once, no zero
+    diff), which the write then relies on.  Sabotage: the shortcut without its
+    one-row-per-key check -> the equal new row is listed twice; its ``new != row`` test
+    always true -> the unchanged row is listed with +1 and -1."""
+    from mzlite.bulk import plan_bulk_modify
+    from sql.parse import parse_statements
+    bulk, single = _pair(flag)
+    rows = [(1, 5, 10, "same"), (1, 5, 20, "same"), (2, 6, 30, "x"), (3, 7, 40, "y")]
+    _both(bulk, single, "INSERT INTO t VALUES (?, ?, ?, ?)", rows)
+    for sets in ([(7, 1), (30, 2), (41, 3)], [(30, 2), (41, 3)]):
+        stmt = parse_statements("UPDATE t SET amount = ? WHERE id = ?")[0]
+        _plan, updates, matched = plan_bulk_modify(bulk.database, stmt, sets)
+        assert len({r for r, _d in updates}) == len(updates) and all(d for _r, d in updates)
+        assert matched == len(sets) + (sets[0][1] == 1)
+        assert ((2, 6, 30, "x"), 1) not in updates and ((2, 6, 30, "x"), -1) not in updates
+    assert _both(bulk, single, "UPDATE t SET amount = ? WHERE id = ?", [(7, 1), (30, 2), (41, 3)]) is None
+    assert _rows(bulk) == _rows(single)
+    assert bulk.execute("SELECT count(*) FROM t WHERE id = 1 AND amount = 7").fetchall() == [(2,)]
+    assert _both(bulk, single, "DELETE FROM t WHERE id = ?", [(1,), (3,)]) is None
+    assert _rows(bulk) == _rows(single) == [(2, 6, 30, "x")]
