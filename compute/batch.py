@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import gc
 from itertools import compress, repeat
-from operator import itemgetter
+from operator import itemgetter, not_
 from typing import Any, Callable, Iterable, Optional
 
 from compute.timestamp import Frontier
@@ -250,29 +250,32 @@ def probe_batches(batches, keys: list, as_of: int, upper: Frontier) -> list:
     (the caller checks).  A bulk UPDATE/DELETE probes thousands of keys of a million-row
     index; the work per key is kept to C-level passes where it can be:
 
-    * each batch is probed once for every key (``map``), and the keys it holds are found
-      with ``compress``;
+    * each batch is probed once for every key (``map``); the keys held by several batches
+      are found from the hits of all but the largest batch, and set aside with ``compress``;
     * a key held by one batch only has its entries taken as they are: one entry is one row
       (batches consolidate per row and time, and drop zeros), so no row is hashed;
     * only a key held by several batches, or a value holding several entries (a row at
       several times), is consolidated in a dict."""
-    hits = []
+    shared: set = set()
     if len(batches) == 1:
-        hits.append(list(filter(None, map(batches[0].updates.get, keys))))
-        shared: set = set()
+        hits = [list(filter(None, map(batches[0].updates.get, keys)))]
     else:
-        seen: set = set()
-        shared = set()
-        for b in batches:
-            vals = list(map(b.updates.get, keys))
-            held = set(compress(keys, vals))
-            shared |= seen & held
-            seen |= held
-            hits.append(vals)
+        probed = [list(map(b.updates.get, keys)) for b in batches]
+        # keys held by several batches, found from the hits of all but the largest batch
+        # (a recent batch holds few of the keys; the large one most)
+        big = max(range(len(batches)), key=lambda i: len(batches[i].updates))
+        held_by: dict = {}
+        for i, vals in enumerate(probed):
+            if i != big:
+                for k in compress(keys, vals):
+                    held_by[k] = held_by.get(k, 0) + 1
+        in_big = batches[big].updates.__contains__
+        shared = {k for k, n in held_by.items() if n > 1 or in_big(k)}
         if shared:
-            hits = [[v for k, v in zip(keys, vals) if v is not None and k not in shared] for vals in hits]
+            alone = list(map(not_, map(shared.__contains__, keys)))
+            hits = [list(filter(None, compress(vals, alone))) for vals in probed]
         else:
-            hits = [list(filter(None, vals)) for vals in hits]
+            hits = [list(filter(None, vals)) for vals in probed]
     pairs: list = []
     append = pairs.append
     for b, vals in zip(batches, hits):

@@ -58,7 +58,9 @@ def answer(peek: Peek, oks: Any, errs: Any, *, mfp_fn: Optional[Callable] = None
     if peek.literal_constraints is None:
         data = oks.snapshot(ts)
     else:
-        keys = [k if type(k) is tuple else tuple(k) for k in peek.literal_constraints]
+        keys = peek.literal_constraints
+        if set(map(type, keys)) != {tuple}:
+            keys = [k if type(k) is tuple else tuple(k) for k in keys]
         pairs = getattr(oks, "lookup_pairs", None)
         if pairs is not None and len(keys) > 1:
             data = pairs(keys, ts)  # ``(row, count)`` pairs, each row once, no zero count

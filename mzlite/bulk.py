@@ -358,14 +358,15 @@ def _lookup_equality_is_sql_equality(table, cols) -> bool:
 def _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, fast, param_sets):
     positions = [pinned[c] for c in cols]
     if len(positions) == 1:
-        j = positions[0]
-        key_list = [(ps[j],) for ps in param_sets]
+        key_list = list(zip(map(itemgetter(positions[0]), param_sets)))
+        keys = set(key_list)
+        if (None,) in keys:
+            return None
     else:
-        g = itemgetter(*positions)
-        key_list = [g(ps) for ps in param_sets]
-    keys = set(key_list)
-    if any(v is None for key in keys for v in key):
-        return None
+        key_list = list(map(itemgetter(*positions), param_sets))
+        keys = set(key_list)
+        if any(v is None for key in keys for v in key):
+            return None
     if ix.id not in db.controller.collections:
         return None
     # one read of every candidate row, through the index

@@ -247,6 +247,11 @@ class ComputeController:
             self.mux.send(P.AllowCompaction(st.id, target))
 
     # ------------------------------------------------------------------ peeks
+    def assist_after_write(self) -> None:
+        """A session that has just committed a write does its propagation now, bounded, if
+        the runtimes are parked (``Multiplexer.assist``)."""
+        self.mux.assist()
+
     def peek(self, target: GlobalId, literal_constraints, timestamp: int, finishing, mfp,
              timeout: Optional[float] = None, should_cancel: Optional[Callable[[], bool]] = None
              ) -> P.PeekResponse:

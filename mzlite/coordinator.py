@@ -255,6 +255,14 @@ class Database:
 
     # -------------------------------------------------------------- statements
     def execute_sql(self, session: Session, sql: str, params) -> Result:
+        commits = self.storage.commits
+        try:
+            return self._execute_sql(session, sql, params)
+        finally:
+            if self.storage.commits != commits:
+                self.controller.assist_after_write()
+
+    def _execute_sql(self, session: Session, sql: str, params) -> Result:
         from sql.parse import parse_statements
         if not isinstance(sql, str):
             raise E.ProgrammingError("the query must be a string")
@@ -283,6 +291,14 @@ class Database:
             return result
 
     def execute_many(self, session: Session, sql: str, seq_of_params) -> Result:
+        commits = self.storage.commits
+        try:
+            return self._execute_many(session, sql, seq_of_params)
+        finally:
+            if self.storage.commits != commits:
+                self.controller.assist_after_write()
+
+    def _execute_many(self, session: Session, sql: str, seq_of_params) -> Result:
         from planner import plan_statement
         from planner.plans import InsertPlan
         from sql.parse import parse_statements

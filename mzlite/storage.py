@@ -25,6 +25,8 @@ class TableStorage:
         self.collections: dict[GlobalId, StorageCollection] = {}
         #: the subset that are tables (written by the coordinator, advanced by group commit)
         self.tables: set[GlobalId] = set()
+        #: writes committed so far (a session that wrote helps propagate them: ``Database``)
+        self.commits = 0
         self._lock = threading.Lock()
 
     def create_table(self, id: GlobalId, arity: int) -> StorageCollection:
@@ -53,6 +55,7 @@ class TableStorage:
         """Apply ``{table: [(row, diff), ...]}`` at one fresh timestamp; return it."""
         with self._lock:
             t = self.oracle.write_ts()
+            self.commits += 1
             for id, updates in writes.items():
                 if updates:
                     self.collections[id].append(updates, t, t + 1)

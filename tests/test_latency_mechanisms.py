@@ -401,3 +401,32 @@ def test_connect_raises_the_young_gc_threshold_only(program, expected):
         assert gc.get_threshold()[0] == expected
     finally:
         gc.set_threshold(*saved)
+
+
+def test_a_session_that_committed_a_write_assists_its_propagation():
+    """After a statement that committed a write (a single INSERT, an ``executemany``, a
+    COMMIT), the session calls ``assist_after_write`` once, so the write's propagation runs
+    on its thread while the runtimes are parked, not after waking the maintenance thread;
+    a read, a failed write and a write buffered in an open transaction do not.  Sabotage:
+    ``Database.execute_sql`` without the call after a committed write -> no call recorded."""
+    con = mzlite.connect()
+    db = con.database
+    calls = []
+    real = db.controller.assist_after_write
+    db.controller.assist_after_write = lambda: (calls.append(db.storage.commits), real())
+    con.execute("CREATE TABLE t (a int NOT NULL)")
+    con.execute("CREATE INDEX t_a ON t (a)")
+    calls.clear()
+    con.execute("INSERT INTO t VALUES (1)")
+    assert len(calls) == 1
+    con.cursor().executemany("INSERT INTO t VALUES (?)", [(2,), (3,)])
+    assert len(calls) == 2
+    con.execute("SELECT a FROM t").fetchall()
+    with pytest.raises(mzlite.Error):
+        con.execute("INSERT INTO t VALUES (NULL)")
+    con.execute("BEGIN")
+    con.execute("INSERT INTO t VALUES (4)")
+    assert len(calls) == 2
+    con.execute("COMMIT")
+    assert len(calls) == 3
+    assert sorted(con.execute("SELECT a FROM t").fetchall()) == [(1,), (2,), (3,), (4,)]
