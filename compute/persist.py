@@ -109,8 +109,11 @@ class StorageCollection(UpperListeners):
             if new_upper is not None and new_upper <= time:
                 raise AssertionError("new upper must pass the appended time")
             if updates:
-                # a dict (``row -> diff``, no zero diff) is kept as it is: the caller hands it over
-                self._state[1].append((time, updates if updates.__class__ is dict else list(updates)))
+                # a dict (``row -> diff``, no zero diff) is kept as it is: the caller hands it over.
+                # Pairs are kept as a tuple: once the cyclic collector finds its pairs hold only
+                # plain values it stops tracking it, where a list is walked by every full
+                # collection for as long as the entry lives
+                self._state[1].append((time, updates if updates.__class__ is dict else tuple(updates)))
             self.upper = new_upper
         self._notify()
 

@@ -145,3 +145,18 @@ def test_a_bulk_insert_inside_a_transaction_commits_its_rows():
         assert con.execute("SELECT count(*), count(DISTINCT a) FROM t").fetchall() == [(201, 200)]
     finally:
         con.close()
+
+
+def test_a_log_entry_of_plain_pairs_stops_being_tracked_by_the_collector():
+    """An appended list of ``(row, diff)`` pairs is kept as a tuple, which the cyclic
+    collector stops tracking once it finds only plain values inside (one level of tuples
+    per collection: rows, then pairs, then the entry), so long-lived log entries cost later
+    full collections nothing.  Sabotage: keeping the entry as a list -> still tracked after
+    three full collections."""
+    import gc
+    coll = StorageCollection(None, 2, since=0, upper=0)
+    coll.append([((i, i + 1), 1) for i in range(100)], 0, 1)
+    for _ in range(3):
+        gc.collect()
+    (_t, entry), = coll.batches_between(0, None)
+    assert len(entry) == 100 and not gc.is_tracked(entry)
