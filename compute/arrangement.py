@@ -32,6 +32,11 @@ Invariants protected here:
 Deliberately not here: deciding when to compact (the runtime/registry call
 ``set_logical_compaction``), key compilation (the caller passes ``key_fn``), and
 anything about which thread owns a spine (only its owner mutates it).
+
+Slightly over 600 lines: the read paths of ``ReadHandle`` (snapshot, the latest-state cache,
+lookups of one key, many keys and many keys as pairs, updates by time) all read the one batch
+format, and the spine's merging and compaction share its state; split, each half would need
+the other's internals.
 """
 from __future__ import annotations
 

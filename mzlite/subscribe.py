@@ -37,6 +37,10 @@ Invariants:
 Deliberately not here: rendering the sink (``compute.render``), shipping batches
 (``compute.runtime``), timestamp selection rules (``mzlite.reads``), ENVELOPE DEBEZIUM (not
 supported).
+
+Over 600 lines: the subscription, its SQL cursor statements and its Python API share one
+buffer and one ending protocol (complete, failed or closed, exactly once); split, each part
+would reach into the others' locking.
 """
 from __future__ import annotations
 
