@@ -255,9 +255,14 @@ class Database:
 
     # -------------------------------------------------------------- statements
     def execute_sql(self, session: Session, sql: str, params) -> Result:
+        return self._assisting_writes(lambda: self._execute_sql(session, sql, params))
+
+    def _assisting_writes(self, run):
+        """``run()``; if it committed a write, the session then helps propagate it
+        (``ComputeController.assist_after_write``), outside the statement lock."""
         commits = self.storage.commits
         try:
-            return self._execute_sql(session, sql, params)
+            return run()
         finally:
             if self.storage.commits != commits:
                 self.controller.assist_after_write()
@@ -291,12 +296,7 @@ class Database:
             return result
 
     def execute_many(self, session: Session, sql: str, seq_of_params) -> Result:
-        commits = self.storage.commits
-        try:
-            return self._execute_many(session, sql, seq_of_params)
-        finally:
-            if self.storage.commits != commits:
-                self.controller.assist_after_write()
+        return self._assisting_writes(lambda: self._execute_many(session, sql, seq_of_params))
 
     def _execute_many(self, session: Session, sql: str, seq_of_params) -> Result:
         from planner import plan_statement

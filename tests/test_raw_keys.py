@@ -17,34 +17,7 @@ from compute.arrangement import Spine
 from compute.batch import Batch, entries, merge_batches
 from compute.operators import key_function
 from compute.scalar import Column
-from tests.test_arrangement import expected_at as _scratch  # the from-scratch state at a time
-
-
-def _random_spine(rng, key_fn, steps=120, merge_p=0.2):
-    spine = Spine(key_fn, 2)
-    log = []
-    t = 0
-    for _ in range(steps):
-        t += 1
-        ups = {}
-        for _ in range(rng.randint(1, 8)):
-            row = (rng.randint(0, 15), rng.randint(0, 3))
-            ups[row] = ups.get(row, 0) + rng.choice([-1, 1, 1])
-        ups = [(r, d) for r, d in ups.items() if d]
-        spine.insert_at(t, ups, t + 1)
-        log.extend((r, t, d) for r, d in ups)
-        if rng.random() < merge_p:
-            spine.set_logical_compaction(t - rng.randint(2, 20))
-            spine.maintain(None)
-    return spine, log, t
-
-
-def _expected(log, keys, as_of):
-    out = {}
-    for k in keys:
-        for row, c in _scratch([u for u in log if u[0][0] == k[0]], as_of).items():
-            out[row] = out.get(row, 0) + c
-    return {r: c for r, c in out.items() if c}
+from tests.test_arrangement_latest import expected_lookup, random_spine
 
 
 def test_a_one_column_key_is_stored_as_the_value_and_read_by_its_tuple():
@@ -73,14 +46,14 @@ def test_lookup_pairs_equals_a_recomputation(seed, raw):
     (no ``shared`` pass) -> a row listed twice, or a cancelled row listed with its halves."""
     rng = random.Random(seed)
     key_fn = key_function([Column(0)]) if raw else (lambda r: (r[0],))
-    spine, log, t = _random_spine(rng, key_fn)
+    spine, log, t = random_spine(rng, key_fn, compact=True)
     h = spine.read_handle()
     for as_of in (t, t, t - 1, max(t // 2, spine.since)):
         keys = [(k,) for k in rng.sample(range(25), 14)]
         got = h.lookup_pairs(keys, as_of)
         assert len({r for r, _c in got}) == len(got)
         assert all(c for _r, c in got)
-        assert dict(got) == _expected(log, keys, as_of)
+        assert dict(got) == expected_lookup(log, keys, as_of)
 
 
 @pytest.mark.parametrize("seed", range(8))
