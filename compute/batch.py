@@ -147,7 +147,7 @@ UNTRACK_MIN_ENTRIES = 20_000
 
 def _grouped_flag(keys: list, ents: list) -> tuple:
     """``(_grouped(keys, ents), every key unique)``; unique keys (most indexes) take one
-    C-level ``dict`` build.
+    C-level ``dict`` build, and keys in adjacent pairs a few more.
 
     A large batch's entries and keys are fresh tuples, tracked by the cyclic collector until
     a collection finds they hold only plain values.  A dict that receives a tracked value
@@ -161,6 +161,11 @@ def _grouped_flag(keys: list, ents: list) -> tuple:
     by_key = dict(zip(keys, ents))
     if len(by_key) == len(ents):
         return by_key, True
+    n = len(ents)
+    if len(by_key) * 2 == n and keys[0::2] == keys[1::2]:
+        # every key holds two adjacent entries (a bulk UPDATE's log entry lists each row's
+        # new and old versions side by side): paired in C
+        return dict(zip(keys[0::2], zip(ents[0::2], ents[1::2]))), False
     return _grouped(keys, ents), False
 
 

@@ -111,8 +111,26 @@ class _Collector:
         self.id = id
         self.oks: dict = {}
         self.errs: dict = {}
+        #: the time's updates taken whole (``add_whole``), not yet merged into ``oks``
+        self.whole = None
+
+    def add_whole(self, pairs) -> None:
+        """Take ``pairs`` (a sequence nobody changes later: a storage log entry) as they are
+        when nothing else was collected at this time: an index straight on a table then
+        builds its batch from the write's own pairs, with no dict of every row changed in
+        between (a batch tolerates a row listed twice: reads sum its entries)."""
+        if self.whole is None and not self.oks:
+            self.whole = pairs
+        else:
+            self.add(pairs)
+
+    def _unwhole(self) -> None:
+        whole, self.whole = self.whole, None
+        self.add(whole)
 
     def add(self, pairs, errs: bool = False) -> None:
+        if not errs and self.whole is not None:
+            self._unwhole()
         acc = self.errs if errs else self.oks
         if len(pairs) > 64:
             # distinct rows not yet collected (a snapshot's chunk): one C-level merge
@@ -126,6 +144,8 @@ class _Collector:
 
     def add_mapping(self, counts: dict) -> None:
         """Add a whole ``row -> count`` dict (not kept: its entries are copied)."""
+        if self.whole is not None:
+            self._unwhole()
         if not self.oks:
             self.oks.update(counts)
         else:
@@ -134,14 +154,17 @@ class _Collector:
     def take_items(self):
         """Like ``take``, but the oks as the accumulating dict's items (zero counts
         included): an index export builds its batch straight off them, without a list of a
-        million pairs in between."""
-        oks = self.oks.items()
+        million pairs in between.  Pairs taken whole (``add_whole``) are returned as they are."""
+        oks = self.oks.items() if self.whole is None else self.whole
+        self.whole = None
         errs = [(r, d) for r, d in self.errs.items() if d]
         self.oks = {}
         self.errs = {}
         return oks, errs
 
     def take(self):
+        if self.whole is not None:
+            self._unwhole()
         oks = [(r, d) for r, d in self.oks.items() if d]
         errs = [(r, d) for r, d in self.errs.items() if d]
         self.oks = {}
@@ -622,6 +645,12 @@ class Dataflow:
         emitted, so at most one chunk's pairs exist beside it."""
         if errs:
             self._cur_inputs.append((node, [], list(errs)))
+        if oks and oks.__class__ is not dict and node.input.__class__ is _SourceInput and all(
+                c.__class__ is _Collector and c.kind == "index" for c, _port in node.consumers):
+            # a table's write straight into its indexes: each takes the log entry whole
+            for c, _port in node.consumers:
+                c.add_whole(oks)
+            return
         if oks.__class__ is dict:
             if oks and all(c.__class__ is _Collector for c, _port in node.consumers):
                 # straight into the collectors (an index on a table): one C-level merge

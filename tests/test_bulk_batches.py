@@ -3,8 +3,10 @@
 - ``compute.batch.batch_at`` over a dict's items (an index export's collector);
 - ``Batch.single`` (no key has two entries) and the reads that use it:
   ``ReadHandle.snapshot`` and ``ReadHandle.snapshot_pairs``;
-- ``compute.render._Collector.add`` (one ``dict`` merge for a chunk of distinct new rows)
-  and ``add_mapping`` (a whole snapshot dict).
+- ``compute.render._Collector.add`` (one ``dict`` merge for a chunk of distinct new rows),
+  ``add_mapping`` (a whole snapshot dict) and ``add_whole`` (a table's write taken as its
+  log entry by an index on the table);
+- ``compute.batch._grouped_flag``'s pairing of keys whose two entries are adjacent.
 """
 from __future__ import annotations
 
@@ -104,3 +106,59 @@ def test_a_large_batch_of_plain_rows_is_not_tracked_by_the_cyclic_collector(monk
     sp = Spine(_key0, 3)
     sp.insert(b)
     assert sp.read_handle().snapshot(5) == counts
+
+
+@pytest.mark.parametrize("case", ["adjacent", "scattered", "four_adjacent"])
+def test_keys_in_adjacent_pairs_group_as_the_general_path(case):
+    """``_grouped_flag`` pairs keys whose two entries are adjacent (a bulk UPDATE's log
+    entry: each row's new and old version side by side) in C; anything else takes the
+    general ``_grouped``, with the same result, entries in input order.  Sabotage: pairing
+    ``(ents[1::2], ents[0::2])`` -> the entries of each key in the wrong order; without the
+    ``len(by_key) * 2 == n`` check -> a key listed four times keeps only two entries."""
+    from compute.batch import _grouped, _grouped_flag
+    if case == "four_adjacent":
+        keys = [1, 1, 1, 1, 2, 2]
+    else:
+        keys = [k for i in range(50) for k in (i, i)]
+        if case == "scattered":
+            keys = keys[1:] + keys[:1]
+    ents = [((k, j), 5, 1 if j % 2 else -1) for j, k in enumerate(keys)]
+    by_key, single = _grouped_flag(keys, ents)
+    assert by_key == _grouped(keys, ents) and not single
+
+
+def test_an_index_on_a_table_takes_each_write_whole(monkeypatch):
+    """A table's write reaches an index on it as the storage log entry itself
+    (``_Collector.add_whole``): no ``row -> count`` dict of the changed rows is built.
+    Sabotage: ``Dataflow._queue_input`` without its whole-entry branch -> the write's pairs
+    go through ``_Collector.add``."""
+    import mzlite
+    from compute import render
+    added = []
+    real_add = render._Collector.add
+    monkeypatch.setattr(render._Collector, "add",
+                        lambda self, pairs, errs=False: (added.append(len(pairs)), real_add(self, pairs, errs)))
+    con = mzlite.connect()
+    con.execute("CREATE TABLE t (a int NOT NULL, b int)")
+    con.execute("CREATE INDEX t_a ON t (a)")
+    con.cursor().executemany("INSERT INTO t VALUES (?, ?)", [(i, i) for i in range(300)])
+    con.cursor().executemany("UPDATE t SET b = ? WHERE a = ?", [(i + 1, i) for i in range(0, 300, 2)])
+    con.execute("DELETE FROM t WHERE a < 10")
+    assert sorted(con.execute("SELECT a, b FROM t WHERE a IN (10, 11, 299)").fetchall()) == \
+        [(10, 11), (11, 11), (299, 299)]
+    assert con.execute("SELECT count(*) FROM t").fetchall() == [(290,)]
+    assert not [n for n in added if n >= 100]
+
+
+def test_a_collector_merges_pairs_taken_whole_with_anything_added_later():
+    """Sabotage: ``add_whole`` overwriting the pairs already taken -> the first write lost."""
+    col = _Collector("index", GlobalId("t", 1))
+    first = (((1,), 1), ((2,), 1))
+    col.add_whole(first)
+    oks, _errs = col.take_items()
+    assert oks is first
+    col.add_whole(first)
+    col.add_whole((((2,), 1), ((3,), -1)))
+    col.add([((4,), 1)])
+    oks, _errs = col.take_items()
+    assert dict(oks) == {(1,): 1, (2,): 2, (3,): -1, (4,): 1}
