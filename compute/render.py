@@ -21,6 +21,10 @@ Invariants protected here:
   input never blocks the runtime for long in one step.
 * **Hydration** reads each input's snapshot at ``as_of`` (times advanced to ``as_of``);
   imports whose since has passed ``as_of`` are refused loudly at construction.
+* **Fusion changes no result**: a join whose only consumer is a count/sum reduce updates
+  the reduce's groups from its lookup loops (``JoinOp.fuse_reduce``) rather than sending it
+  rows; the reduce is then marked for flushing after each such push, as a message to it
+  would mark it, so it flushes at the same point of the time.
 * **Errors** flow beside the oks: every operator's data errors, and every imported error
   collection, are forwarded unchanged along the graph's edges to every export and sink
   downstream (each export has an errs spine keyed by ``()``); they never stop the
@@ -91,13 +95,16 @@ class ExportedIndex:
 
 
 class _Node:
-    __slots__ = ("index", "op", "consumers", "input", "name")
+    __slots__ = ("index", "op", "consumers", "input", "name", "fused_into")
 
     def __init__(self, index: int, op: Optional[Operator], name: str, input=None):
         self.index = index
         self.op = op
         #: (node or collector, port)
         self.consumers: list = []
+        #: the reduce node this join updates from its own loops (``JoinOp.fuse_reduce``):
+        #: marked for flushing after each push here, as a message to it would mark it
+        self.fused_into: Optional["_Node"] = None
         #: the input adapter when this node is a source of data
         self.input = input
         self.name = name
@@ -365,6 +372,12 @@ class Dataflow:
                       "with_snapshot": opts.get("with_snapshot", True), "error": None, "done": False}
                 self._subscribe[sink.id] = st
                 self._collectors.append((col, st))
+        for node in self._nodes:
+            # a join whose only consumer is a count/sum reduce feeds it from its lookup loops
+            if node.op.__class__ is JoinOp and len(node.consumers) == 1:
+                c, port = node.consumers[0]
+                if c.__class__ is _Node and c.op.__class__ is ReduceOp and node.op.fuse_reduce(c.op):
+                    node.fused_into = c
         self._flushable = [n for n in self._nodes if n.op is not None and n.op.needs_flush]
         self._future_ops = [n for n in self._nodes if isinstance(n.op, MfpOp) and n.op.temporal]
         # scheduler state
@@ -537,6 +550,10 @@ class Dataflow:
                     self._dirty_set.add(node.index)
                     heapq.heappush(self._dirty, node.index)
                 oks, errs = op.push(port, chunk, t)
+                into = node.fused_into
+                if into is not None and into.index not in self._dirty_set:
+                    self._dirty_set.add(into.index)
+                    heapq.heappush(self._dirty, into.index)
                 self._emit(node, oks, errs, t)
                 if node.op.__class__ is MfpOp and node.op.future:
                     self._schedule_future(node)

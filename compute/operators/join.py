@@ -186,6 +186,29 @@ def _fused_step(col: int, out_idx, prefix_arity: int, raw: bool = False):
     return compile_source(f"join_step:{col}:{tuple(out_idx)}:{prefix_arity}:{raw}", src, "_fused")
 
 
+def _fused_reduce_step(col: int, out_idx, prefix_arity: int, raw: bool, spec):
+    """``_fused_step``'s loop with each output row added to a count/sum reduce's group in
+    place (``compute.operators.reduce.group_update_body`` over the output columns) instead
+    of appended to a list; ``None`` if the reduce has another kind of aggregate."""
+    from compute.compile import compile_source
+    from compute.operators.reduce import group_update_body
+    cols = [f"prow[{i}]" if i < prefix_arity else f"r2[{i - prefix_arity}]" for i in out_idx]
+    body = group_update_body(spec, cols)
+    if body is None:
+        return None
+    probe = f"prow[{col}]" if raw else f"(prow[{col}],)"
+    src = "\n".join(["def _fused_reduce(rows, get, groups, touched):",
+                     "    gget = groups.get",
+                     "    add = touched.add",
+                     "    for prow, d0 in rows:",
+                     f"        m = get({probe})",
+                     "        if m:",
+                     "            for r2, c in m.items():",
+                     "                d = d0 * c if c != 1 else d0"]
+                    + ["                " + line for line in body]) + "\n"
+    return compile_source("join_reduce:" + src, src, "_fused_reduce")
+
+
 def _step_checked(rows, key_fn, get, fin, errs) -> list:
     """``_step`` for a chunk in which some prefix key raised: per-row error handling."""
     new: list = []
@@ -228,6 +251,12 @@ class JoinOp(Operator):
         arranged = dict(arranged or {})
         # inputs whose every use can read an imported arrangement
         self.reused: dict[int, Any] = {}
+        #: port -> ``(col, out_idx, prefix_arity, raw)`` of its path's fused last step
+        self._fused_shapes: dict[int, tuple] = {}
+        #: the reduce this join feeds from its lookup loops (``fuse_reduce``), and per port
+        #: the generated loop that does it
+        self.reduce_into = None
+        self._reduce_steps: dict[int, Any] = {}
         self.paths = []
         plans = [self._plan_path(i, classes, supports, arranged) for i in range(n)]
         # decide reuse: an input is reused only if all steps into it use the same import key
@@ -375,9 +404,26 @@ class JoinOp(Operator):
         if final is not None and not residual and steps and steps[-1][1] is not None:
             # the last lookup builds the output row straight from the two halves
             prefix_arity = sum(self.arities[j] for j in order[:-1])
-            steps[-1] = steps[-1] + (_fused_step(steps[-1][1], out_idx, prefix_arity,
-                                                 getattr(steps[-1][2], "raw", False)),)
+            shape = (steps[-1][1], tuple(out_idx), prefix_arity, getattr(steps[-1][2], "raw", False))
+            steps[-1] = steps[-1] + (_fused_step(*shape),)
+            self._fused_shapes[i] = shape
         return steps, residual, final
+
+    def fuse_reduce(self, reduce_op) -> bool:
+        """Feed ``reduce_op`` (this join's only consumer, a count/sum ``ReduceOp`` with
+        ``direct_spec``) from the lookup loops themselves: each match updates its group, with
+        no output row, pair or list in between (the dataflow marks the reduce for flushing
+        after each push).  Paths without a fused last step keep emitting rows.  Whether any
+        path was fused."""
+        spec = getattr(reduce_op, "direct_spec", None)
+        if spec is None or not self._fused_shapes:
+            return False
+        steps = {port: _fused_reduce_step(*shape, spec) for port, shape in self._fused_shapes.items()}
+        if any(f is None for f in steps.values()):
+            return False
+        self._reduce_steps = steps
+        self.reduce_into = reduce_op
+        return True
 
     # ------------------------------------------------------------ execution
     def ignores_hydration(self, port: int) -> bool:
@@ -421,6 +467,11 @@ class JoinOp(Operator):
         for si, (key_fn, col, arr, *fused_step) in enumerate(steps):
             fin = fused if si == last else None
             if fin is not None and fused_step:
+                into = self._reduce_steps.get(port)
+                if into is not None:  # straight into the reduce's groups (``fuse_reduce``)
+                    r = self.reduce_into
+                    into(rows, arr.get, r.groups, r.touched)
+                    return []
                 new = fused_step[0](rows, arr.get)  # a column key: nothing can raise
             else:
                 try:

@@ -22,9 +22,10 @@ Deliberately not here: ``avg`` scale and overflow rules (``compute.functions`` f
 """
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from operator import itemgetter
-from typing import Sequence
+from typing import Optional, Sequence
 
 from sortedcontainers import SortedList
 
@@ -72,30 +73,51 @@ def fused_group_update(key_parts, agg_parts, aggs, width: int):
     each ``(row, diff)`` goes straight into its group's slots (what ``push`` does through the
     pre-consolidation dict and the per-aggregate passes, in one generated loop).  ``None``
     when some aggregate is of another kind."""
+    body = group_update_body((key_parts, agg_parts, aggs, width))
+    if body is None:
+        return None
     lines = ["def _update(chunk, groups, touched):",
-             "    get = groups.get",
+             "    gget = groups.get",
              "    add = touched.add",
-             "    for row, d in chunk:",
-             f"        key = ({''.join(p + ', ' for p in key_parts)})",
-             "        G = get(key)",
-             "        if G is None:",
-             f"            G = groups[key] = [0] * {width}",
-             "        add(key)",
-             "        G[0] += d"]
+             "    for row, d in chunk:"] + ["        " + line for line in body]
+    src = "\n".join(lines) + "\n"
+    return compile_source("reduce_groups:" + src, src, "_update")
+
+
+_ROW_COLUMN = re.compile(r"row\[(\d+)\]")
+
+
+def group_update_body(spec, columns: Optional[Sequence[str]] = None) -> Optional[list]:
+    """The lines (unindented) that add one input row, with diff ``d``, to its group:
+    ``spec`` is ``(key_parts, agg_parts, aggs, width)`` (``ReduceOp.direct_spec``), the
+    parts written over ``row``; ``columns`` rewrites ``row[i]`` as ``columns[i]`` (a join
+    that feeds the reduce from its own lookup loop: ``JoinOp.fuse_reduce``).  Expects
+    ``gget``/``groups``/``add`` bound to the groups' ``get``, the groups and the touched
+    set's ``add``.  ``None`` when some aggregate is not a count or sum."""
+    key_parts, agg_parts, aggs, width = spec
+
+    def col(part: str) -> str:
+        m = _ROW_COLUMN.fullmatch(part)
+        return part if m is None or columns is None else columns[int(m.group(1))]
+    lines = [f"key = ({''.join(col(p) + ', ' for p in key_parts)})",
+             "G = gget(key)",
+             "if G is None:",
+             f"    G = groups[key] = [0] * {width}",
+             "add(key)",
+             "G[0] += d"]
     for part, a in zip(agg_parts, aggs):
         o = a.off
         if type(a) is _Count:
-            lines.append(f"        if {part} is not None:" if part not in ("True", "1") else "        if True:")
-            lines.append(f"            G[{o}] += d")
+            lines.append(f"if {col(part)} is not None:" if part not in ("True", "1") else "if True:")
+            lines.append(f"    G[{o}] += d")
         elif type(a) is _Sum:
-            lines.append(f"        v = {part}")
-            lines.append("        if v is not None:")
-            lines.append(f"            G[{o}] += v * d if d != 1 else v")
-            lines.append(f"            G[{o + 1}] += d")
+            lines.append(f"v = {col(part)}")
+            lines.append("if v is not None:")
+            lines.append(f"    G[{o}] += v * d if d != 1 else v")
+            lines.append(f"    G[{o + 1}] += d")
         else:
             return None
-    src = "\n".join(lines) + "\n"
-    return compile_source("reduce_groups:" + src, src, "_update")
+    return lines
 
 
 def fused_accumulator(display: str):
@@ -419,6 +441,10 @@ class ReduceOp(Operator):
         parts = getattr(self.eval, "parts", None)
         #: count/sum of columns: rows update their groups directly (``fused_group_update``)
         self._direct = None if parts is None or not self.aggs else fused_group_update(
+            parts[:self.nkey], parts[self.nkey:], self.aggs, off)
+        #: what ``_direct`` is generated from, for a join that feeds this reduce directly
+        #: (``group_update_body``); ``None`` without ``_direct``
+        self.direct_spec = None if self._direct is None else (
             parts[:self.nkey], parts[self.nkey:], self.aggs, off)
         #: key -> G (see module docstring); a group is removed when its count is zero
         self.groups: dict = {}
