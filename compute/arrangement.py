@@ -354,8 +354,11 @@ class ReadHandle(tuple):
             if lo_t is None or hi_t < lower or (hi is not None and lo_t >= hi):
                 continue
             if lo_t == hi_t:
-                pairs = [(row, d) for v in b.updates.values()
-                         for row, _t, d in ((v,) if v[1].__class__ is int else v)]
+                if b.single:  # every value one entry: one C-level pass
+                    pairs = list(map(_ROW_DIFF, b.updates.values()))
+                else:
+                    pairs = [(row, d) for v in b.updates.values()
+                             for row, _t, d in ((v,) if v[1].__class__ is int else v)]
                 got = by_time.get(lo_t)
                 if got is None:
                     by_time[lo_t] = pairs

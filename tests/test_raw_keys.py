@@ -78,3 +78,27 @@ def test_a_merged_batch_is_single_exactly_when_every_value_is_one_entry(seed):
             assert m.single
         for k, v in m.updates.items():
             assert all(e[0][0] == k for e in entries(v))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_updates_by_time_equals_the_log(seed):
+    """``ReadHandle.updates_by_time`` (how a dataflow reads an imported index's new batches)
+    against the update log, over batches at one time (single-entry values, read in one C
+    pass, and keys with several rows) and merged ones.  Sabotage: the one-time path taking
+    every batch's values as single entries -> a key's tuple of entries read as one row."""
+    rng = random.Random(seed)
+    spine, log, t = random_spine(rng, key_function([Column(0)]))
+    # two more batches, each at one time, too unequal to merge: one with a key of two rows
+    for rows in ([((k, j), 1) for k in range(100, 160) for j in (0, 1) if (k + j + seed) % 3], [((200, 0), 1), ((200, 1), 1)]):
+        t += 1
+        spine.insert_at(t, rows, t + 1)
+        log.extend((r, t, d) for r, d in rows)
+    assert not spine.batches[-1].single and spine.batches[-1].min_time == spine.batches[-1].max_time
+    h = spine.read_handle()
+    for lower, upper in ((1, t + 1), (t // 2, t), (t - 3, None)):
+        got = {time: sorted(pairs) for time, pairs in h.updates_by_time(lower, upper)}
+        want: dict = {}
+        for row, time, d in log:
+            if time >= lower and (upper is None or time < upper):
+                want.setdefault(time, []).append((row, d))
+        assert got == {time: sorted(p) for time, p in want.items()}
