@@ -546,14 +546,11 @@ class Dataflow:
             if msgs:
                 node, port, chunk = msgs.popleft()
                 op = node.op
-                if op.needs_flush and node.index not in self._dirty_set:
-                    self._dirty_set.add(node.index)
-                    heapq.heappush(self._dirty, node.index)
+                if op.needs_flush:
+                    self._mark_dirty(node.index)
                 oks, errs = op.push(port, chunk, t)
-                into = node.fused_into
-                if into is not None and into.index not in self._dirty_set:
-                    self._dirty_set.add(into.index)
-                    heapq.heappush(self._dirty, into.index)
+                if node.fused_into is not None:
+                    self._mark_dirty(node.fused_into.index)
                 self._emit(node, oks, errs, t)
                 if node.op.__class__ is MfpOp and node.op.future:
                     self._schedule_future(node)
@@ -574,8 +571,7 @@ class Dataflow:
                 node = self._nodes[idx]
                 oks, errs = node.op.flush(t, max(fuel, CHUNK))
                 if node.op.flush_pending():
-                    self._dirty_set.add(idx)
-                    heapq.heappush(self._dirty, idx)
+                    self._mark_dirty(idx)
                 self._emit(node, oks, errs, t)
                 fuel -= len(oks) + len(errs) + 1
                 fuel -= getattr(node.op, "last_flush_work", 0)  # LetRec iterations
@@ -652,9 +648,13 @@ class Dataflow:
         for _n, _i, node, oks, errs in sorted(got, key=lambda g: (g[0], g[1])):
             self._queue_input(node, oks, errs)
         for node in self._flushable:
-            if node.index not in self._dirty_set:
-                self._dirty_set.add(node.index)
-                heapq.heappush(self._dirty, node.index)
+            self._mark_dirty(node.index)
+
+    def _mark_dirty(self, index: int) -> None:
+        """Queue node ``index`` for flushing in this time (once)."""
+        if index not in self._dirty_set:
+            self._dirty_set.add(index)
+            heapq.heappush(self._dirty, index)
 
     def _queue_input(self, node: _Node, oks, errs) -> None:
         """Queue an input's updates for the time being processed, to be emitted a chunk at

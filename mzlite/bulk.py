@@ -493,9 +493,8 @@ _COUNT = itemgetter(1)
 def _direct_updater(direct: tuple, arity: int, col: int):
     """``(rows, sets by key, append)``: append ``(new, c)`` and ``(row, -c)`` for every row
     whose new row differs, the new row built from the set holding the row's key (``col``)
-    by one tuple display (``_direct_builder``'s shape, inlined in the loop)."""
-    src = {i: (f"ps[{j - arity}]" if j >= arity else f"row[{j}]") for i, j in direct}
-    parts = ", ".join(src.get(i, f"row[{i}]") for i in range(arity))
+    by one tuple display (``_new_row_display``, inlined in the loop)."""
+    parts = _new_row_display(direct, arity)
     code = (f"def _update(rows, by_key, append):\n"
             f"    for row, c in rows:\n"
             f"        ps = by_key[row[{col}]]\n"
@@ -512,9 +511,15 @@ def _direct_updater(direct: tuple, arity: int, col: int):
 def _direct_builder(direct: tuple, arity: int):
     """``(row, params) -> new row`` for assignments that copy a parameter or a column
     (``SET amount = ?``), generated once per shape: one tuple display, no list per row."""
+    return eval(f"lambda row, ps: ({_new_row_display(direct, arity)},)")
+
+
+def _new_row_display(direct: tuple, arity: int) -> str:
+    """The new row's columns as source over ``row`` and the parameter set ``ps``: each
+    assigned column (``direct``: ``(column, source)``, a source ``>= arity`` being parameter
+    ``source - arity``) copies its source, the others the old row's value."""
     src = {i: (f"ps[{j - arity}]" if j >= arity else f"row[{j}]") for i, j in direct}
-    parts = ", ".join(src.get(i, f"row[{i}]") for i in range(arity))
-    return eval(f"lambda row, ps: ({parts},)")
+    return ", ".join(src.get(i, f"row[{i}]") for i in range(arity))
 
 
 class _NoTxnSession:
