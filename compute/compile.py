@@ -393,22 +393,31 @@ def compile_mfp_pairs(mfp: MapFilterProject) -> Callable[..., tuple[list[tuple],
     """``f(pairs, time=None) -> (output_pairs, error_pairs)`` over ``(row, diff)`` pairs: the
     same per-row code as ``compile_mfp``, with each diff carried along (no grouping of rows
     by diff and re-pairing around it); ``error_pairs`` are ``(EvalError, diff)``."""
-    return _cached("p" + repr(mfp), lambda: _mfp_loop(mfp, "pairs", "row, d", "({v}, d)", "(e, d)",
-                                                      "_mfp_pairs"))
+    # a row kept as it is keeps its pair too: a filter over stored rows builds no tuple
+    return _cached("p" + repr(mfp), lambda: _mfp_loop(mfp, "pairs", "pair", "({v}, d)", "(e, d)",
+                                                      "_mfp_pairs", unpack="row, d = pair",
+                                                      kept_whole="pair"))
 
 
-def _mfp_loop(mfp: MapFilterProject, arg: str, item: str, kept: str, failed: str, fname: str):
-    """The generated loop of an MFP: ``for <item> in <arg>``, appending ``kept`` (with
-    ``{v}`` the output row) and collecting ``failed`` for a row that raises."""
+def _mfp_loop(mfp: MapFilterProject, arg: str, item: str, kept: str, failed: str, fname: str,
+              unpack: str = "", kept_whole: str = ""):
+    """The generated loop of an MFP: ``for <item> in <arg>`` (then ``unpack``), appending
+    ``kept`` (with ``{v}`` the output row; ``kept_whole`` instead when the row is kept as
+    it is) and collecting ``failed`` for a row that raises."""
     gen = _Gen({})
     gen.line("out = []")
     gen.line("errs = []")
     gen.line("append = out.append")
     gen.line(f"for {item} in {arg}:")
     gen.indent += 1
+    if unpack:
+        gen.line(unpack)
     gen.line("try:")
     gen.indent += 1
-    _emit_mfp_body(gen, mfp, "row", "continue", lambda v: "append(" + kept.format(v=v) + ")")
+
+    def keep(v: str) -> str:
+        return "append(" + (kept_whole if kept_whole and v == "row" else kept.format(v=v)) + ")"
+    _emit_mfp_body(gen, mfp, "row", "continue", keep)
     gen.indent -= 1
     gen.line("except EvalError as e:")
     gen.line(f"    errs.append({failed})")

@@ -191,8 +191,34 @@ def test_projections_drop_unused_map_and_aggregates():
 
 
 def test_projections_prune_join_inputs():
+    """A multiway join narrows every input to the columns read (its intermediate rows
+    would carry the rest)."""
+    e = Project(Join((A, B, A), ((c(0), c(2), c(5)),)), (4,))
+    assert push_down_projections(e) == Project(
+        Join((Project(A, (0,)), Project(B, (0, 2)), Project(A, (0,))), ((c(0), c(1), c(3)),)), (2,))
+
+
+def test_projections_keep_stored_rows_whole_in_binary_join():
+    """A binary join's input that is a Get (under Filters) and keeps a non-key column is
+    not narrowed: the join arranges the stored row tuples themselves, and the Project
+    above the join narrows the output.  Sabotage: ``_carries_stored_rows_whole`` always
+    False -- B (and the Filter over it) came back narrowed to ``(0, 2)``."""
     e = Project(Join((A, B), ((c(0), c(2)),)), (4,))
-    assert push_down_projections(e) == Project(Join((Project(A, (0,)), Project(B, (0, 2))), ((c(0), c(1)),)), (2,))
+    assert push_down_projections(e) == Project(Join((Project(A, (0,)), B), ((c(0), c(1)),)), (3,))
+    fb = Filter(B, (call("is_not_null", c(1)),))
+    e = Project(Join((A, fb), ((c(0), c(3)),)), (1, 4))
+    assert push_down_projections(e) == Project(Join((A, fb), ((c(0), c(3)),)), (1, 4))
+
+
+def test_projections_narrow_binary_join_input_read_only_by_key():
+    """An input read only through its join key is narrowed (its rows collapse to one
+    counted row per key), and so is a computed input (a Map builds new rows anyway)."""
+    e = Project(Join((A, B), ((c(0), c(3)),)), (1,))
+    assert push_down_projections(e) == Project(Join((A, Project(B, (1,))), ((c(0), c(2)),)), (1,))
+    mb = Map(B, (add(c(0), lit(1)),))
+    e = Project(Join((A, mb), ((c(0), c(2)),)), (1, 5))
+    out = push_down_projections(e)
+    assert isinstance(out.input.inputs[1], Project)
 
 
 def test_projections_keep_topk_input_whole():
