@@ -33,10 +33,11 @@ class Batch:
     """Immutable updates with times in ``[lower, upper)`` (times below the spine's since
     at merge time are advanced to it, so ``min_time``/``max_time`` are the truth)."""
 
-    __slots__ = ("lower", "upper", "updates", "count", "min_time", "max_time", "single")
+    __slots__ = ("lower", "upper", "updates", "count", "min_time", "max_time", "single", "revisited")
 
     def __init__(self, lower: int, upper: Frontier, updates: dict, count: int,
-                 min_time: Optional[int], max_time: Optional[int], single: bool = False):
+                 min_time: Optional[int], max_time: Optional[int], single: bool = False,
+                 revisited: Optional[frozenset] = None):
         self.lower = lower
         #: ``None``: the empty frontier (the batch seals the spine)
         self.upper = upper
@@ -52,6 +53,11 @@ class Batch:
         #: every value is one entry (no key has two): reads may take the values as entries
         #: in C-level passes (``False`` is always safe)
         self.single = single
+        #: the stored keys whose value may hold one row at several times -- the only values
+        #: an advance of since can shrink -- or ``None``: any key may (always safe).  A
+        #: one-time batch has none (it is consolidated per row).  ``merge_batches``
+        #: re-consolidates just these instead of walking every value of the merged batch
+        self.revisited = revisited
 
     def __len__(self) -> int:
         return self.count
@@ -106,11 +112,12 @@ def build_batch(key_fn: Callable[[tuple], Any], updates: Iterable[tuple], lower:
         acc[k] = acc.get(k, 0) + d
     ents = [(row, t, d) for (row, t), d in acc.items() if d]
     if not ents:
-        return Batch(lower, upper, {}, 0, None, None)
+        return Batch(lower, upper, {}, 0, None, None, revisited=frozenset())
     times = [e[1] for e in ents]
     key = stored_key(key_fn)
+    lo, hi = min(times), max(times)
     return Batch(lower, upper, _grouped([key(e[0]) for e in ents], ents), len(ents),
-                 min(times), max(times))
+                 lo, hi, revisited=frozenset() if lo == hi else None)
 
 
 def batch_at(key_fn, updates: Iterable[tuple], time: int, lower: int, upper: Frontier) -> Batch:
@@ -133,7 +140,8 @@ def batch_at(key_fn, updates: Iterable[tuple], time: int, lower: int, upper: Fro
         keys = list(map(key, map(_FIRST, ents)))
     n = len(ents)
     by_key, single = _grouped_flag(keys, ents)
-    return Batch(lower, upper, by_key, n, time if n else None, time if n else None, single)
+    return Batch(lower, upper, by_key, n, time if n else None, time if n else None, single,
+                 frozenset())
 
 
 _DICT_ITEMS = type({}.items())
@@ -191,42 +199,60 @@ def _grouped(keys: list, ents: list) -> dict:
 
 def merge_batches(a: Batch, b: Batch, since: Frontier) -> Batch:
     """``a`` then ``b`` as one batch; keys present in both are consolidated with times
-    advanced to ``since`` (keys in one batch only are shared as-is: their lists are
-    immutable)."""
+    advanced to ``since`` (keys in one batch only are shared as-is: their values are
+    immutable).
+
+    The work is proportional to the smaller batch plus the keys held by both, not to the
+    merged batch: the dicts are joined by one C-level copy and ``update``, the shared keys
+    found by a C-level intersection, and when since has advanced past some time only the
+    one-sided values that may hold a row at several times (``Batch.revisited``) are
+    re-consolidated (merging two 20,000-key batches of a bulk UPDATE: 17 -> 3 ms; every
+    value was walked before)."""
     ua, ub = a.updates, b.updates
+    shared = ua.keys() & ub.keys()  # iterates the smaller side
     if len(ua) >= len(ub):
-        out, other = dict(ua), ub
+        out = dict(ua)
+        out.update(ub)
     else:
-        out, other = dict(ub), ua
+        out = dict(ub)
+        out.update(ua)
     n = a.count + b.count
     s = since if since is not None else 0
     # every value one entry if so on both sides and no shared key keeps several rows/times
     single = (a.single or not a.count) and (b.single or not b.count)
-    for key, lst in other.items():
-        ex = out.get(key)
-        if ex is None:
-            out[key] = lst
-            continue
+    revisited = None if a.revisited is None or b.revisited is None else set(a.revisited | b.revisited)
+    for key in shared:
         acc: dict = {}
-        for row, t, d in entries(ex):
+        for row, t, d in entries(ua[key]):
             k = (row, t if t > s else s)
             acc[k] = acc.get(k, 0) + d
-        for row, t, d in entries(lst):
+        for row, t, d in entries(ub[key]):
             k = (row, t if t > s else s)
             acc[k] = acc.get(k, 0) + d
         merged = [(row, t, d) for (row, t), d in acc.items() if d]
-        n += len(merged) - count_of(ex) - count_of(lst)
+        n += len(merged) - count_of(ua[key]) - count_of(ub[key])
         if merged:
             out[key] = _pack(merged)
             if len(merged) > 1:
                 single = False
+                if revisited is not None:
+                    revisited.add(key)
         else:
             del out[key]
     if since is not None and any(x is not None and x < since for x in (a.min_time, b.min_time)):
-        # lists from one side only: consolidate those holding several entries (an insert
-        # and a later delete cancel once both are advanced to since); single entries keep
-        # their time, which reads at or above since cannot tell apart
-        for key, lst in [(k, l) for k, l in out.items() if l[1].__class__ is not int and k not in other]:
+        # one-sided values holding several entries: an insert and a later delete of one row
+        # cancel once both are advanced to since; single entries keep their time, which
+        # reads at or above since cannot tell apart
+        if revisited is None:
+            candidates = [k for k, v in out.items() if v[1].__class__ is not int]
+        else:
+            candidates = [k for k in revisited if k in out]
+        for key in candidates:
+            if key in shared:
+                continue  # consolidated above
+            lst = out[key]
+            if lst[1].__class__ is int:
+                continue
             acc = {}
             for row, t, d in lst:
                 kk = (row, t if t > s else s)
@@ -239,6 +265,9 @@ def merge_batches(a: Batch, b: Batch, since: Frontier) -> Batch:
                 out[key] = _pack(merged)
             else:
                 del out[key]
+    if revisited is not None:
+        # keep only keys still holding several entries (a superset of the true ones is fine)
+        revisited = frozenset(k for k in revisited if k in out and out[k][1].__class__ is not int)
     times = [x for x in (a.min_time, b.min_time) if x is not None]
     lo = min(times) if times else None
     times = [x for x in (a.max_time, b.max_time) if x is not None]
@@ -246,7 +275,7 @@ def merge_batches(a: Batch, b: Batch, since: Frontier) -> Batch:
     if lo is not None and since is not None and lo < since:
         # advanced times may now sit at since; min/max remain valid bounds
         hi = max(hi, since)
-    return Batch(a.lower, b.upper, out, n, lo, hi, single)
+    return Batch(a.lower, b.upper, out, n, lo, hi, single, revisited)
 
 
 def probe_batches(batches, keys: list, as_of: int, upper: Frontier) -> list:

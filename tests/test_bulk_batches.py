@@ -6,7 +6,9 @@
 - ``compute.render._Collector.add`` (one ``dict`` merge for a chunk of distinct new rows),
   ``add_mapping`` (a whole snapshot dict) and ``add_whole`` (a table's write taken as its
   log entry by an index on the table);
-- ``compute.batch._grouped_flag``'s pairing of keys whose two entries are adjacent.
+- ``compute.batch._grouped_flag``'s pairing of keys whose two entries are adjacent;
+- ``compute.batch.merge_batches``: one C-level copy and update, and re-consolidation of
+  only the keys ``Batch.revisited`` names.
 """
 from __future__ import annotations
 
@@ -162,3 +164,55 @@ def test_a_collector_merges_pairs_taken_whole_with_anything_added_later():
     col.add([((4,), 1)])
     oks, _errs = col.take_items()
     assert dict(oks) == {(1,): 1, (2,): 2, (3,): -1, (4,): 1}
+
+
+def _consolidated(batches, since):
+    """From scratch: ``{(key, row, max(t, since)): diff}`` over ``batches``, zeros dropped."""
+    acc: dict = {}
+    for b in batches:
+        for key, v in b.updates.items():
+            for row, t, d in entries(v):
+                k = (key, row, max(t, since))
+                acc[k] = acc.get(k, 0) + d
+    return {k: d for k, d in acc.items() if d}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_merges_reconsolidate_revisited_keys_against_a_recomputation(seed):
+    """Random one-time batches (rows inserted, deleted and re-inserted across times) merged
+    in random adjacent pairs while since advances: every merged batch equals a from-scratch
+    consolidation at since, its count is its number of entries, and no key that still holds
+    one row at two times is missing from ``Batch.revisited``.  Sabotage: ``merge_batches``
+    taking no candidates from ``revisited`` -- an insert and a later delete of one row,
+    brought together by an earlier merge, stayed in the batch after since passed both."""
+    from compute.batch import merge_batches
+    rng = random.Random(seed)
+    batches = []
+    for t in range(12):
+        ups = {}
+        for _ in range(rng.randrange(1, 12)):
+            row = (rng.randrange(6), rng.randrange(2))
+            ups[row] = ups.get(row, 0) + rng.choice([-1, 1])
+        batches.append(batch_at(_key0, list(ups.items()), t, t, t + 1))
+    since = 0
+    while len(batches) > 1:
+        since += rng.randrange(3)
+        j = rng.randrange(len(batches) - 1)
+        expected = _consolidated(batches[j:j + 2], since)
+        merged = merge_batches(batches[j], batches[j + 1], since)
+        assert _consolidated([merged], since) == expected
+        got = {}
+        for key, v in merged.updates.items():
+            for row, t, d in entries(v):
+                assert d != 0
+                got[(key, row, t if t > since else since)] = got.get((key, row, t if t > since else since), 0) + d
+            rows = [e[0] for e in entries(v)]
+            if len(rows) != len(set(rows)):
+                assert key in merged.revisited
+        assert merged.count == sum(len(entries(v)) for v in merged.updates.values())
+        batches[j:j + 2] = [merged]
+    # at the end, since past every time: each row appears at most once per key
+    final = merge_batches(batches[0], batch_at(_key0, [], 99, 99, 100), 100)
+    for key, v in final.updates.items():
+        rows = [e[0] for e in entries(v)]
+        assert len(rows) == len(set(rows)), (key, v)
