@@ -20,6 +20,7 @@ import collections
 import itertools
 from operator import itemgetter
 import threading
+import time
 from typing import Any, Optional
 
 from compute.errors import EvalError
@@ -37,6 +38,9 @@ from planner.peek import AvailableIndex
 from sql import errors as E
 
 TICK_SECONDS = TICK_MS / 1000 / 4  # reads use ticks once settled (TICK_MS / 2), and rarely catch up themselves
+#: while a storage fold is in progress the ticker steps it this often (each step about
+#: 10 ms of the GIL: ``compute.persist.FOLD_STEP_UPDATES``), between its ticks
+FOLD_STEP_SECONDS = 0.025
 #: the GIL switch interval mzlite sets (Python's default is 5 ms); see ``Database.__init__``
 SWITCH_INTERVAL_S = 0.0005
 #: the cyclic collector's young-generation threshold mzlite sets (Python's default is 700); see
@@ -226,11 +230,27 @@ class Database:
 
     # -------------------------------------------------------------- time passes
     def _tick_loop(self) -> None:
-        while not self._tick_event.wait(TICK_SECONDS):
+        next_tick = time.monotonic() + TICK_SECONDS
+        while True:
+            folding = self.storage.folding()
+            wait = min(FOLD_STEP_SECONDS, TICK_SECONDS) if folding else TICK_SECONDS
+            if self._tick_event.wait(max(0.0, min(wait, next_tick - time.monotonic()))):
+                return
             try:
-                self.tick()
+                if time.monotonic() >= next_tick:
+                    next_tick = time.monotonic() + TICK_SECONDS
+                    self.tick()
+                elif folding:
+                    self._fold_steps()
             except Exception:  # the ticker must never die; the next tick retries
                 pass
+
+    def _fold_steps(self) -> None:
+        """One step of every storage fold in progress (``StorageCollection.fold_step``),
+        unless a runtime is in a bulk busy period (see ``tick``)."""
+        from compute.driver import BULK_GC
+        if not BULK_GC.active:
+            self.storage.fold_steps()
 
     def tick(self) -> None:
         """Advance table uppers to now and compact storage behind the compaction window."""

@@ -65,6 +65,16 @@ class TableStorage:
                     coll.advance_upper(t + 1)
             return t
 
+    def folding(self) -> bool:
+        """Some collection has a fold in progress (``StorageCollection.fold_step``)."""
+        return any(c.folding() for c in list(self.collections.values()))
+
+    def fold_steps(self) -> None:
+        """One bounded step of every fold in progress."""
+        for coll in list(self.collections.values()):
+            if coll.folding():
+                coll.fold_step()
+
     def advance_tables(self, upper: int) -> None:
         """Advance every table's upper to at least ``upper`` (time passes without writes)."""
         for id in list(self.tables):

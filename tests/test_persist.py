@@ -17,13 +17,17 @@ def _reference(history, as_of):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), fold_min=st.sampled_from([1, 3, 4096]))
-def test_snapshots_at_or_above_since_survive_compaction(seed, fold_min):
-    """Sabotage: folding the log entry one step *above* since into the base (``t <= since``
-    -> ``t <= since + 1`` in ``compact``) changed a snapshot at since (seen red)."""
+@given(seed=st.integers(0, 10_000), fold_min=st.sampled_from([1, 3, 4096]),
+       fold_step=st.sampled_from([1, 2, 16_384]))
+def test_snapshots_at_or_above_since_survive_compaction(seed, fold_min, fold_step):
+    """Reads at or above since are the same before, during and after a fold, however it is
+    split into steps.  Sabotages: folding the log entry one step *above* since into the
+    base (``t <= since`` -> ``t <= since + 1`` in ``compact``) changed a snapshot at since;
+    publishing a fold with the whole log after it instead of ``log[len(entries):]``
+    counted the folded entries twice (both seen red)."""
     rng = random.Random(seed)
-    old = persist.FOLD_MIN_UPDATES
-    persist.FOLD_MIN_UPDATES = fold_min
+    old = persist.FOLD_MIN_UPDATES, persist.FOLD_STEP_UPDATES
+    persist.FOLD_MIN_UPDATES, persist.FOLD_STEP_UPDATES = fold_min, fold_step
     try:
         coll = StorageCollection("t", 1, since=0, upper=1)
         history = []
@@ -34,13 +38,71 @@ def test_snapshots_at_or_above_since_survive_compaction(seed, fold_min):
             history.extend((r, t, d) for r, d in ups)
             if rng.random() < 0.3:
                 coll.compact(rng.randint(0, t))
+            if rng.random() < 0.5:
+                coll.fold_step()
             t += 1
             since = coll.since
             for as_of in range(since, t):
                 assert coll.snapshot(as_of) == _reference(history, as_of)
             assert coll.updates_between(since + 1, None) == [u for u in history if u[1] >= since + 1]
+        while coll.fold_step():
+            pass
+        for as_of in range(coll.since, t):
+            assert coll.snapshot(as_of) == _reference(history, as_of)
     finally:
-        persist.FOLD_MIN_UPDATES = old
+        persist.FOLD_MIN_UPDATES, persist.FOLD_STEP_UPDATES = old
+
+
+def test_a_large_fold_runs_in_bounded_steps():
+    """A fold larger than one step's budget leaves the base in place until its last step,
+    then replaces the base and the folded prefix of the log in one piece; appends and
+    compactions in between are kept.  Sabotage: ``_FoldJob.step`` ignoring its budget (the
+    whole fold in one call, as before) -> no fold in progress after the first compaction."""
+    coll = StorageCollection("t", 1, since=0, upper=1)
+    coll.append([((i,), 1) for i in range(1000)], 1, 2)
+    coll.compact(1)  # the first fold: one C-level build
+    base0 = coll._state[0]
+    coll.append([((i,), -1) for i in range(0, 1000, 2)] + [((i,), 1) for i in range(1000, 1300)], 2, 3)
+    coll.append([((1,), 1)], 3, 4)
+    old = persist.FOLD_MIN_UPDATES, persist.FOLD_STEP_UPDATES
+    persist.FOLD_MIN_UPDATES, persist.FOLD_STEP_UPDATES = 1, 100
+    try:
+        coll.compact(3)
+        assert coll.folding() and coll._state[0] is base0
+        expect = {(i,): 1 for i in range(1, 1300, 2)} | {(i,): 1 for i in range(1000, 1300)}
+        expect[(1,)] = 2
+        assert coll.snapshot(3) == expect
+        coll.append([((5000,), 1)], 4, 5)
+        coll.compact(4)  # since moves on while the fold goes on
+        steps = 0
+        while coll.fold_step():
+            steps += 1
+            assert coll._state[0] is base0 and coll.snapshot(4) == expect | {(5000,): 1}
+        assert steps >= 5 and not coll.folding()
+        base, log = coll._state
+        assert base == expect and [t for t, _ in log] == [4]
+        assert coll.snapshot(4) == expect | {(5000,): 1}
+    finally:
+        persist.FOLD_MIN_UPDATES, persist.FOLD_STEP_UPDATES = old
+
+
+def test_dropping_a_collection_abandons_its_fold():
+    """Sabotage: ``compact(None)`` keeping ``_folding`` -> the finished fold published the
+    dropped collection's rows again."""
+    coll = StorageCollection("t", 1, since=0, upper=1)
+    coll.append([((i,), 1) for i in range(50)], 1, 2)
+    coll.append([((i,), 1) for i in range(50, 90)], 2, 3)
+    old = persist.FOLD_MIN_UPDATES, persist.FOLD_STEP_UPDATES
+    persist.FOLD_MIN_UPDATES, persist.FOLD_STEP_UPDATES = 1, 10
+    try:
+        coll.compact(2)
+        assert coll.folding()
+        coll.compact(None)
+        while coll.fold_step():
+            pass
+        assert coll._state == ({}, []) and coll.since is None
+    finally:
+        persist.FOLD_MIN_UPDATES, persist.FOLD_STEP_UPDATES = old
 
 
 def test_folding_waits_for_enough_updates():
@@ -109,6 +171,40 @@ def test_the_ticker_defers_folds_while_a_runtime_is_busy():
         db.tick()
         assert len(coll._state[0]) == 5000
     finally:
+        con.close()
+
+
+def test_the_ticker_steps_a_fold_in_progress():
+    """A fold started by a tick goes on in ``Database._fold_steps`` (which the ticker runs
+    between ticks while a fold is in progress) and, finished, replaces the table's base.
+    Sabotage: ``_fold_steps`` doing nothing -> the fold stayed in progress."""
+    import mzlite
+    from mzlite.oracle import ManualClock
+    clock = ManualClock(1)
+    con = mzlite.connect(clock=clock)
+    old = persist.FOLD_STEP_UPDATES
+    try:
+        con.execute("CREATE TABLE t (a int)")
+        con.cursor().executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(10000)])
+        db = con.database
+        coll = next(c for c in db.storage.collections.values() if len(c) == 10000)
+        clock.advance(5000)
+        db.tick()  # the first fold: one C-level build
+        con.cursor().executemany("DELETE FROM t WHERE a = ?", [(i,) for i in range(0, 10000, 2)])
+        persist.FOLD_STEP_UPDATES = 100
+        clock.advance(5000)
+        db.tick()
+        assert coll.folding()
+        for _ in range(100):
+            if not coll.folding():
+                break
+            db._fold_steps()
+        assert not coll.folding()
+        base, log = coll._state
+        assert base == {(i,): 1 for i in range(1, 10000, 2)} and log == []
+        assert con.execute("SELECT count(*) FROM t").fetchall() == [(5000,)]
+    finally:
+        persist.FOLD_STEP_UPDATES = old
         con.close()
 
 
