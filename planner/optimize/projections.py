@@ -8,7 +8,10 @@ original's.  Deliberately conservative: it demands every column below ``TopK`` (
 broken by the whole row), ``Threshold`` and ``ArrangeBy`` (multiplicities and keys
 depend on all columns), and it never narrows a ``Let`` value.  A Map or Filter directly
 over a ``Get`` reads the whole Get (a Project goes on top), keeping the
-Project-Filter-Map-Get shape that fast-path peeks and rendering recognise.
+Project-Filter-Map-Get shape that fast-path peeks and rendering recognise.  A binary
+join's input that reads stored rows (a Get under Filters) and keeps a non-key column is
+not narrowed either: the join arranges the stored tuples themselves
+(``_carries_stored_rows_whole``).
 """
 from __future__ import annotations
 
