@@ -1,4 +1,5 @@
 """Storage collections: reads at or above since are unchanged by compaction, whatever was folded."""
+import contextlib
 import random
 
 from hypothesis import given, settings
@@ -147,20 +148,30 @@ def test_a_deferred_fold_advances_since_and_leaves_the_log():
     assert len(base) == 5000 and log == []
 
 
-def test_the_ticker_defers_folds_while_a_runtime_is_busy():
-    """Sabotage: ``Database.tick`` folding regardless of ``BULK_GC.active`` -> the table's
-    log is folded during the busy period."""
+@contextlib.contextmanager
+def _table_of(n: int):
+    """``(connection, its database, the table's collection, the manual clock)`` for a table
+    ``t (a int)`` holding ``0 .. n-1``; the clock then stands 5 s later."""
     import mzlite
-    from compute.driver import BULK_GC
     from mzlite.oracle import ManualClock
     clock = ManualClock(1)
     con = mzlite.connect(clock=clock)
     try:
         con.execute("CREATE TABLE t (a int)")
-        con.cursor().executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(5000)])
+        con.cursor().executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(n)])
         db = con.database
-        coll = next(c for c in db.storage.collections.values() if len(c) == 5000)
+        coll = next(c for c in db.storage.collections.values() if len(c) == n)
         clock.advance(5000)
+        yield con, db, coll, clock
+    finally:
+        con.close()
+
+
+def test_the_ticker_defers_folds_while_a_runtime_is_busy():
+    """Sabotage: ``Database.tick`` folding regardless of ``BULK_GC.active`` -> the table's
+    log is folded during the busy period."""
+    from compute.driver import BULK_GC
+    with _table_of(5000) as (con, db, coll, clock):
         BULK_GC.enter()
         try:
             db.tick()
@@ -170,42 +181,31 @@ def test_the_ticker_defers_folds_while_a_runtime_is_busy():
         clock.advance(10)
         db.tick()
         assert len(coll._state[0]) == 5000
-    finally:
-        con.close()
 
 
 def test_the_ticker_steps_a_fold_in_progress():
     """A fold started by a tick goes on in ``Database._fold_steps`` (which the ticker runs
     between ticks while a fold is in progress) and, finished, replaces the table's base.
     Sabotage: ``_fold_steps`` doing nothing -> the fold stayed in progress."""
-    import mzlite
-    from mzlite.oracle import ManualClock
-    clock = ManualClock(1)
-    con = mzlite.connect(clock=clock)
     old = persist.FOLD_STEP_UPDATES
     try:
-        con.execute("CREATE TABLE t (a int)")
-        con.cursor().executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(10000)])
-        db = con.database
-        coll = next(c for c in db.storage.collections.values() if len(c) == 10000)
-        clock.advance(5000)
-        db.tick()  # the first fold: one C-level build
-        con.cursor().executemany("DELETE FROM t WHERE a = ?", [(i,) for i in range(0, 10000, 2)])
-        persist.FOLD_STEP_UPDATES = 100
-        clock.advance(5000)
-        db.tick()
-        assert coll.folding()
-        for _ in range(100):
-            if not coll.folding():
-                break
-            db._fold_steps()
-        assert not coll.folding()
-        base, log = coll._state
-        assert base == {(i,): 1 for i in range(1, 10000, 2)} and log == []
-        assert con.execute("SELECT count(*) FROM t").fetchall() == [(5000,)]
+        with _table_of(10000) as (con, db, coll, clock):
+            db.tick()  # the first fold: one C-level build
+            con.cursor().executemany("DELETE FROM t WHERE a = ?", [(i,) for i in range(0, 10000, 2)])
+            persist.FOLD_STEP_UPDATES = 100
+            clock.advance(5000)
+            db.tick()
+            assert coll.folding()
+            for _ in range(100):
+                if not coll.folding():
+                    break
+                db._fold_steps()
+            assert not coll.folding()
+            base, log = coll._state
+            assert base == {(i,): 1 for i in range(1, 10000, 2)} and log == []
+            assert con.execute("SELECT count(*) FROM t").fetchall() == [(5000,)]
     finally:
         persist.FOLD_STEP_UPDATES = old
-        con.close()
 
 
 def test_a_bulk_write_kept_as_a_dict_reads_like_pairs():
