@@ -268,7 +268,7 @@ def plan_bulk_modify(db, stmt, param_sets):
     if stmt.kind not in ("update", "delete") or not param_sets:
         return None
     n = len(param_sets[0])
-    if any(len(p) != n for p in param_sets):
+    if set(map(len, param_sets)) != {n}:  # one C-level pass
         return None
     types = tuple(type(v) for v in param_sets[0])
     key = (stmt.text, db.catalog_version, types)
