@@ -153,6 +153,20 @@ def test_compiled_mfp_agrees_with_eager_evaluation(maps, preds, rows, rnd):
         [("ok", r) for r in out]
 
 
+def test_mfp_over_pairs_keeps_the_pairs_of_rows_kept_whole():
+    """A filter-only MFP over ``(row, diff)`` pairs hands on the very pairs it keeps (a join
+    over stored rows then arranges the stored tuples); one that projects builds new rows
+    with their diffs, and both agree with the row-wise MFP.  Sabotage: ``compile_mfp_pairs``
+    without ``kept_whole`` -> a new pair per kept row."""
+    from compute.compile import compile_mfp_pairs
+    pairs = [((1, None, 3), 1), ((2, 5, 6), -1), ((3, 7, None), 2)]
+    keep = Call("is_not_null", (Column(1),), "bool")
+    out, errs = compile_mfp_pairs(MapFilterProject(3, (), (keep,), (0, 1, 2)))(pairs)
+    assert out == pairs[1:] and errs == [] and all(a is b for a, b in zip(out, pairs[1:]))
+    out, errs = compile_mfp_pairs(MapFilterProject(3, (), (keep,), (2, 0)))(pairs)
+    assert out == [((6, 2), -1), ((None, 3), 2)] and errs == []
+
+
 # ------------------------------------------------------------------------ laziness
 
 def test_case_is_lazy():
