@@ -5,7 +5,8 @@ columns, each match found by the join's last lookup updates its group in place: 
 row, pair or list in between.  The dataflow marks the reduce for flushing after each push
 (``_Node.fused_into``).  Checked against a from-scratch recomputation in the test over random
 +1/-1 changes to both inputs (NULL values, duplicate rows, keys with several matches), with
-the interactive runtime on and off, and the fusion shown to be in use.
+the interactive runtime on and off, and the fusion shown to be in use.  Also here: the
+join of that shape arranging a stored table's own row tuples (not narrowed copies).
 """
 from __future__ import annotations
 
@@ -78,3 +79,34 @@ def test_a_fused_join_and_reduce_equal_a_recomputation(monkeypatch, flag, seed):
                 con.execute("INSERT INTO b VALUES (?, ?)", row)
                 b_rows.append(row)
         assert read() == _expected(a_rows, b_rows)
+
+
+def test_a_join_arranges_the_stored_rows_themselves(monkeypatch):
+    """A binary join over a table read through one of its columns and another column keeps
+    the table's row tuples whole (``push_down_projections``' stored-rows exception): its
+    arrangement of the table holds the very tuples table storage holds, not narrowed
+    copies, and the view is right.  Sabotage: ``_carries_stored_rows_whole`` always False ->
+    the arrangement held new 2-column tuples."""
+    joins = []
+    real = JoinOp.__init__
+
+    def capture(self, *args, **kw):
+        real(self, *args, **kw)
+        joins.append(self)
+    monkeypatch.setattr(JoinOp, "__init__", capture)
+    con = mzlite.connect()
+    con.execute("CREATE TABLE a (id int, k int, v int)")
+    con.execute("CREATE TABLE b (k int, g text)")
+    con.cursor().executemany("INSERT INTO a VALUES (?, ?, ?)", [(i, i % 3, i * 10) for i in range(20)])
+    con.cursor().executemany("INSERT INTO b VALUES (?, ?)", [(0, "x"), (1, "y"), (2, "x")])
+    con.execute("CREATE MATERIALIZED VIEW m AS SELECT b.g, sum(a.v) AS s FROM a JOIN b ON a.k = b.k GROUP BY b.g")
+    con.execute("CREATE DEFAULT INDEX ON m")
+    assert sorted(con.execute("SELECT * FROM m").fetchall()) == [
+        ("x", sum(i * 10 for i in range(20) if i % 3 != 1)), ("y", sum(i * 10 for i in range(20) if i % 3 == 1))]
+    db = con.database
+    coll = db.storage.collections[db.catalog.resolve("a").id]
+    stored = {id(r) for r in coll.snapshot(coll.upper - 1)}
+    arranged = [r for j in joins for arr in j._arrangements.values() if arr.input == 0
+                for bucket in arr.data.values() for r in bucket]
+    assert len(arranged) == 20 and all(len(r) == 3 and id(r) in stored for r in arranged)
+    con.close()
