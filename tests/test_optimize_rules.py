@@ -212,9 +212,13 @@ def test_projections_keep_stored_rows_whole_in_binary_join():
 
 def test_projections_narrow_binary_join_input_read_only_by_key():
     """An input read only through its join key is narrowed (its rows collapse to one
-    counted row per key), and so is a computed input (a Map builds new rows anyway)."""
+    counted row per key), and so are a wide input read for less than half of its columns
+    and a computed input (a Map builds new rows anyway)."""
     e = Project(Join((A, B), ((c(0), c(3)),)), (1,))
     assert push_down_projections(e) == Project(Join((A, Project(B, (1,))), ((c(0), c(2)),)), (1,))
+    wide = Get(user(3), 6)
+    e = Project(Join((A, wide), ((c(0), c(2)),)), (1, 3))
+    assert push_down_projections(e) == Project(Join((A, Project(wide, (0, 1))), ((c(0), c(2)),)), (1, 3))
     mb = Map(B, (add(c(0), lit(1)),))
     e = Project(Join((A, mb), ((c(0), c(2)),)), (1, 5))
     out = push_down_projections(e)
