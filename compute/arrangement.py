@@ -134,7 +134,7 @@ class _Latest:
         """The state derived from the ancestor's plus the batches since (``derivable``),
         cached when small; a copy is returned."""
         base, todo = self.link
-        out = dict(base.counts)
+        out = base.counts.copy()
         get = out.get
         for b in todo:
             for v in b.updates.values():

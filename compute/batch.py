@@ -211,10 +211,10 @@ def merge_batches(a: Batch, b: Batch, since: Frontier) -> Batch:
     ua, ub = a.updates, b.updates
     shared = ua.keys() & ub.keys()  # iterates the smaller side
     if len(ua) >= len(ub):
-        out = dict(ua)
+        out = ua.copy()  # (a clone even with deleted slots; ``dict(ua)`` is not then)
         out.update(ub)
     else:
-        out = dict(ub)
+        out = ub.copy()
         out.update(ua)
     n = a.count + b.count
     s = since if since is not None else 0
