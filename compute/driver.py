@@ -19,6 +19,7 @@ Deliberately not here: any logic of the runtime (tests step runtimes by hand wit
 from __future__ import annotations
 
 import collections
+import contextlib
 import gc
 import sys
 import threading
@@ -195,6 +196,41 @@ BULK_GC = BulkGC()
 BULK_AFTER_STEPS = 8
 
 
+_DEFERRED = threading.local()
+
+
+@contextlib.contextmanager
+def deferred_wakes():
+    """Within the block, wakes a runtime receives from this thread (``RuntimeDriver.wake``:
+    a commit advancing a table's upper, say) flag its work without notifying its parked
+    thread; at the end -- or at ``flush_deferred_wakes``, which a caller about to block
+    must call first -- every runtime whose flagged work is still waiting is notified.
+
+    A session that commits a write then propagates it itself (``assist``): notified at
+    once, the runtime thread woke (an OS wake-up), found the GIL held by the session and
+    either lost the work to its ``assist`` or took it first and made the session's read
+    wait for a hand-off.  Nested blocks are one block."""
+    if getattr(_DEFERRED, "drivers", None) is not None:
+        yield
+        return
+    _DEFERRED.drivers = []
+    try:
+        yield
+    finally:
+        flush_deferred_wakes(end=True)
+
+
+def flush_deferred_wakes(end: bool = False) -> None:
+    """Notify the runtimes whose wakes this thread deferred and whose work still waits
+    (``deferred_wakes``); ``end``: the block is over."""
+    drivers = getattr(_DEFERRED, "drivers", None)
+    if drivers is None:
+        return
+    _DEFERRED.drivers = None if end else []
+    for d in drivers:
+        d._notify_if_woken()
+
+
 class RuntimeDriver:
     #: seconds of inline stepping a sender may spend before handing the rest to the thread
     INLINE_STEP_BUDGET_S = 0.002
@@ -356,10 +392,24 @@ class RuntimeDriver:
         return True
 
     def wake(self) -> None:
-        """Called from any thread when external progress may enable a step."""
+        """Called from any thread when external progress may enable a step.  Inside
+        ``deferred_wakes`` on the calling thread the work is flagged but the parked thread
+        is not notified until the block ends (by then the caller has usually done the work
+        itself: ``assist``)."""
+        pending = getattr(_DEFERRED, "drivers", None)
         with self._cond:
             self._woken = True
-            self._cond.notify()
+            if pending is None:
+                self._cond.notify()
+                return
+        if self not in pending:
+            pending.append(self)
+
+    def _notify_if_woken(self) -> None:
+        """A deferred wake's notification, if the work it flagged is still waiting."""
+        with self._cond:
+            if self._woken or self._commands:
+                self._cond.notify()
 
     def start(self) -> None:
         self._thread.start()

@@ -270,6 +270,9 @@ class ComputeController:
             if handle.event.is_set() or not self.mux.assist():
                 break
         deadline = None if timeout is None else _time.monotonic() + timeout
+        if not handle.event.is_set():
+            from compute.driver import flush_deferred_wakes
+            flush_deferred_wakes()  # about to block: runtimes this thread woke must run
         while not handle.event.is_set():
             wait = 0.05 if should_cancel is not None else None
             if deadline is not None:

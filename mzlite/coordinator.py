@@ -280,12 +280,14 @@ class Database:
     def _assisting_writes(self, run):
         """``run()``; if it committed a write, the session then helps propagate it
         (``ComputeController.assist_after_write``), outside the statement lock."""
+        from compute.driver import deferred_wakes
         commits = self.storage.commits
-        try:
-            return run()
-        finally:
-            if self.storage.commits != commits:
-                self.controller.assist_after_write()
+        with deferred_wakes():  # the runtimes' threads stay parked while this thread assists
+            try:
+                return run()
+            finally:
+                if self.storage.commits != commits:
+                    self.controller.assist_after_write()
 
     def _execute_sql(self, session: Session, sql: str, params) -> Result:
         from sql.parse import parse_statements

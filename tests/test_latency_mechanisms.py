@@ -8,6 +8,8 @@
 - ``compute.driver.BulkGC``: a long busy period raises the young GC threshold until idle.
 - ``compute.graveyard.Graveyard``: a dropped dataflow is freed a slice per step, and only
   what nobody else holds is taken apart.
+- ``compute.driver.deferred_wakes``: a writer's commit flags the runtimes' work without
+  waking their threads; the writer assists, and announces what is left before it blocks.
 
 Synchronisation is on events the code under test sets, never on sleeps.
 """
@@ -430,3 +432,72 @@ def test_a_session_that_committed_a_write_assists_its_propagation():
     con.execute("COMMIT")
     assert len(calls) == 3
     assert sorted(con.execute("SELECT a FROM t").fetchall()) == [(1,), (2,), (3,), (4,)]
+
+
+class _WatchedCondition(threading.Condition):
+    """Counts ``notify`` calls and tells when a waiter has parked."""
+
+    def __init__(self):
+        super().__init__()
+        self.notified = 0
+        self.parked = threading.Event()
+
+    def notify(self, n=1):
+        self.notified += 1
+        super().notify(n)
+
+    def wait(self, timeout=None):
+        self.parked.set()
+        return super().wait(timeout)
+
+
+def test_wakes_deferred_by_a_writer_leave_the_runtime_thread_parked_while_it_assists():
+    """Inside ``deferred_wakes`` a wake flags the runtime's work without notifying its
+    parked thread; the writer's ``assist`` does the work, and the block's end notifies only
+    a runtime whose flagged work still waits.  Sabotages: ``wake`` notifying inside the
+    block -> a notification before the assist; ``flush_deferred_wakes`` notifying nobody
+    -> the work flagged in a block nobody assisted was never announced."""
+    from compute.driver import deferred_wakes
+    rt = _FakeRuntime(steps_with_work=2)
+    d = RuntimeDriver(rt, start=False, inline_steps=True)
+    cond = d._cond = _WatchedCondition()
+    d.start()
+    try:
+        assert cond.parked.wait(WAIT)
+        with deferred_wakes():
+            d.wake()
+            assert cond.notified == 0
+            assert d.assist()  # the two steps with work run here, on this thread
+        assert cond.notified == 0 and rt.done.is_set()
+        cond.parked.clear()
+        d.wake()  # outside a block: at once
+        assert cond.notified == 1
+        assert cond.parked.wait(WAIT)  # the thread took the (empty) work and parked again
+        with deferred_wakes():
+            d.wake()
+            assert cond.notified == 1
+        assert cond.notified == 2  # not assisted: announced at the block's end
+    finally:
+        d.shutdown()
+
+
+def test_a_writer_about_to_wait_for_a_peek_announces_the_wakes_it_deferred(monkeypatch):
+    """A script that writes and then reads, in one call, runs inside one ``deferred_wakes``
+    block; before its read blocks, ``ComputeController.peek`` announces the deferred wakes,
+    so a runtime its assist could not do the work of (here maintenance, with inline steps
+    off) still propagates the write the read waits for.  The clock is manual, so no tick
+    wakes anything meanwhile.  Sabotage: no ``flush_deferred_wakes`` before the wait -> the
+    read waited for its statement timeout (57014)."""
+    from mzlite.oracle import ManualClock
+    con = mzlite.connect(clock=ManualClock(1), system_parameters={"enable_compute_interactive_runtime": True})
+    try:
+        db = con.database
+        con.execute("CREATE TABLE t (a int)")
+        con.execute("CREATE INDEX t_a ON t (a)")
+        assert con.execute("SELECT a FROM t").fetchall() == []
+        monkeypatch.setattr(db.replica.maintenance_driver, "inline_steps", False)
+        con.execute("SET statement_timeout = 3000")
+        cur = con.cursor().executescript("INSERT INTO t VALUES (7); SELECT a FROM t")
+        assert cur.fetchall() == [(7,)]
+    finally:
+        con.close()
