@@ -270,6 +270,8 @@ class RuntimeDriver:
         self._cond = threading.Condition()
         self._commands: collections.deque = collections.deque()
         self._woken = False
+        #: wakes so far (``_step_inline`` tells a wake its own last step saw from a later one)
+        self._wake_seq = 0
         self._stopping = False
         self._sink: Optional[Callable[[Any], None]] = None
         self._early: list = []
@@ -359,7 +361,15 @@ class RuntimeDriver:
         the thread's (``_woken`` is set; the caller's release notifies the thread)."""
         deadline = time.perf_counter() + self.INLINE_STEP_BUDGET_S
         while True:
+            with self._cond:
+                seq = self._wake_seq
             if not self._step_once():
+                # A step that found nothing to do saw every wake that came before it (those
+                # its own work raised, say: a view's output advancing the index on it), so
+                # they are spent; only a wake since then still needs the thread.
+                with self._cond:
+                    if self._wake_seq == seq:
+                        self._woken = False
                 return
             if time.perf_counter() >= deadline:
                 with self._cond:
@@ -399,6 +409,7 @@ class RuntimeDriver:
         pending = getattr(_DEFERRED, "drivers", None)
         with self._cond:
             self._woken = True
+            self._wake_seq += 1
             if pending is None:
                 self._cond.notify()
                 return

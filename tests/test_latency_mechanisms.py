@@ -435,20 +435,35 @@ def test_a_session_that_committed_a_write_assists_its_propagation():
 
 
 class _WatchedCondition(threading.Condition):
-    """Counts ``notify`` calls and tells when a waiter has parked."""
+    """Counts ``notify`` calls and the times a waiter parked (``parks``)."""
 
     def __init__(self):
         super().__init__()
         self.notified = 0
-        self.parked = threading.Event()
+        self.parks = 0
+        self.parked = threading.Event()  # set at every park
 
     def notify(self, n=1):
         self.notified += 1
         super().notify(n)
 
     def wait(self, timeout=None):
+        self.parks += 1  # (the waiter holds the lock here)
         self.parked.set()
         return super().wait(timeout)
+
+    def wait_for_parks(self, n: int) -> bool:
+        """Until the waiter has parked ``n`` times (it notifies nobody: poll the event)."""
+        while True:
+            with self:
+                if self.parks >= n:
+                    return True
+            self.parked.clear()
+            with self:
+                if self.parks >= n:
+                    return True
+            if not self.parked.wait(WAIT):
+                return False
 
 
 def test_wakes_deferred_by_a_writer_leave_the_runtime_thread_parked_while_it_assists():
@@ -469,10 +484,9 @@ def test_wakes_deferred_by_a_writer_leave_the_runtime_thread_parked_while_it_ass
             assert cond.notified == 0
             assert d.assist()  # the two steps with work run here, on this thread
         assert cond.notified == 0 and rt.done.is_set()
-        cond.parked.clear()
         d.wake()  # outside a block: at once
         assert cond.notified == 1
-        assert cond.parked.wait(WAIT)  # the thread took the (empty) work and parked again
+        assert cond.wait_for_parks(2)  # the thread took the (empty) work and parked again
         with deferred_wakes():
             d.wake()
             assert cond.notified == 1
@@ -501,3 +515,50 @@ def test_a_writer_about_to_wait_for_a_peek_announces_the_wakes_it_deferred(monke
         assert cur.fetchall() == [(7,)]
     finally:
         con.close()
+
+
+class _SelfWakingRuntime(_FakeRuntime):
+    """Each step with work wakes its own driver, as a view's output advancing the index on
+    it does."""
+
+    wake_during_idle_step = False
+
+    def step(self, fuel=None):
+        did = super().step(fuel)
+        if did or self.wake_during_idle_step:
+            self.wake_during_idle_step = False
+            self.waker()
+        return did
+
+
+def test_an_idle_inline_step_spends_the_wakes_it_saw():
+    """Wakes raised by the assisted work itself are seen by the idle step that ends it, so
+    nothing is left to announce and the thread stays parked; a wake after that step still
+    is announced, and so is one that arrives while the idle step runs.  Sabotages:
+    ``_step_inline`` leaving ``_woken`` set after its idle step -> the block's end notified
+    the thread for work already done; clearing it without comparing ``_wake_seq`` -> the
+    wake that came during the idle step was lost."""
+    from compute.driver import deferred_wakes
+    rt = _SelfWakingRuntime(steps_with_work=3)
+    d = RuntimeDriver(rt, start=False, inline_steps=True)
+    cond = d._cond = _WatchedCondition()
+    d.start()
+    try:
+        assert cond.parked.wait(WAIT)
+        with deferred_wakes():
+            d.wake()
+            assert d.assist() and rt.done.is_set()
+        assert cond.notified == 0
+        with deferred_wakes():
+            d.wake()
+            assert d.assist()  # an idle step: nothing to do
+            d.wake()  # after it: still announced
+        assert cond.notified == 1
+        assert cond.wait_for_parks(2)  # the thread ran the announced (empty) work and parked
+        rt.wake_during_idle_step = True  # a wake arriving while the idle step runs
+        with deferred_wakes():
+            d.wake()
+            assert d.assist()
+        assert cond.notified >= 2  # (by the assist's release, and again at the block's end)
+    finally:
+        d.shutdown()
