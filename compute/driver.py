@@ -201,33 +201,45 @@ _DEFERRED = threading.local()
 
 @contextlib.contextmanager
 def deferred_wakes():
-    """Within the block, wakes a runtime receives from this thread (``RuntimeDriver.wake``:
-    a commit advancing a table's upper, say) flag its work without notifying its parked
-    thread; at the end -- or at ``flush_deferred_wakes``, which a caller about to block
-    must call first -- every runtime whose flagged work is still waiting is notified.
+    """A block in which wakes may be deferred: once this thread has committed a write in it
+    (``defer_wakes``), the wakes runtimes then receive from this thread (``RuntimeDriver.wake``:
+    the commit advancing a table's upper, say) flag their work without notifying their
+    parked threads; at the end -- or at ``flush_deferred_wakes``, which a caller about to
+    block must call first -- every runtime whose flagged work is still waiting is notified.
 
     A session that commits a write then propagates it itself (``assist``): notified at
     once, the runtime thread woke (an OS wake-up), found the GIL held by the session and
     either lost the work to its ``assist`` or took it first and made the session's read
-    wait for a hand-off.  Nested blocks are one block."""
-    if getattr(_DEFERRED, "drivers", None) is not None:
+    wait for a hand-off.  A block that writes nothing defers nothing: a read gains nothing
+    from it.  Nested blocks are one block."""
+    if getattr(_DEFERRED, "block", False):
         yield
         return
-    _DEFERRED.drivers = []
+    _DEFERRED.block = True
+    _DEFERRED.drivers = None
     try:
         yield
     finally:
         flush_deferred_wakes(end=True)
 
 
+def defer_wakes() -> None:
+    """This thread is committing a write: inside a ``deferred_wakes`` block, defer the wakes
+    from now on (outside one, nothing changes)."""
+    if getattr(_DEFERRED, "block", False) and _DEFERRED.drivers is None:
+        _DEFERRED.drivers = []
+
+
 def flush_deferred_wakes(end: bool = False) -> None:
     """Notify the runtimes whose wakes this thread deferred and whose work still waits
     (``deferred_wakes``); ``end``: the block is over."""
     drivers = getattr(_DEFERRED, "drivers", None)
-    if drivers is None:
-        return
-    _DEFERRED.drivers = None if end else []
-    for d in drivers:
+    if end:
+        _DEFERRED.block = False
+        _DEFERRED.drivers = None
+    elif drivers is not None:
+        _DEFERRED.drivers = []
+    for d in drivers or ():
         d._notify_if_woken()
 
 

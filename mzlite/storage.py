@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Iterable, Mapping
 
+from compute.driver import defer_wakes
 from compute.ids import GlobalId
 from compute.persist import StorageCollection
 from mzlite.oracle import TimestampOracle
@@ -52,7 +53,10 @@ class TableStorage:
             coll.compact(None)
 
     def commit(self, writes: Mapping[GlobalId, list]) -> int:
-        """Apply ``{table: [(row, diff), ...]}`` at one fresh timestamp; return it."""
+        """Apply ``{table: [(row, diff), ...]}`` at one fresh timestamp; return it.  The
+        committing session propagates the write itself afterwards, so the runtimes' threads
+        are not woken for it (``compute.driver.defer_wakes``)."""
+        defer_wakes()
         with self._lock:
             t = self.oracle.write_ts()
             self.commits += 1

@@ -467,12 +467,13 @@ class _WatchedCondition(threading.Condition):
 
 
 def test_wakes_deferred_by_a_writer_leave_the_runtime_thread_parked_while_it_assists():
-    """Inside ``deferred_wakes`` a wake flags the runtime's work without notifying its
-    parked thread; the writer's ``assist`` does the work, and the block's end notifies only
-    a runtime whose flagged work still waits.  Sabotages: ``wake`` notifying inside the
-    block -> a notification before the assist; ``flush_deferred_wakes`` notifying nobody
-    -> the work flagged in a block nobody assisted was never announced."""
-    from compute.driver import deferred_wakes
+    """Inside ``deferred_wakes``, once the thread has written (``defer_wakes``), a wake
+    flags the runtime's work without notifying its parked thread; the writer's ``assist``
+    does the work, and the block's end notifies only a runtime whose flagged work still
+    waits.  Before the write, a wake notifies at once.  Sabotages: ``wake`` notifying
+    inside the block -> a notification before the assist; ``flush_deferred_wakes``
+    notifying nobody -> the work flagged in a block nobody assisted was never announced."""
+    from compute.driver import defer_wakes, deferred_wakes
     rt = _FakeRuntime(steps_with_work=2)
     d = RuntimeDriver(rt, start=False, inline_steps=True)
     cond = d._cond = _WatchedCondition()
@@ -480,17 +481,22 @@ def test_wakes_deferred_by_a_writer_leave_the_runtime_thread_parked_while_it_ass
     try:
         assert cond.parked.wait(WAIT)
         with deferred_wakes():
-            d.wake()
-            assert cond.notified == 0
-            assert d.assist()  # the two steps with work run here, on this thread
-        assert cond.notified == 0 and rt.done.is_set()
-        d.wake()  # outside a block: at once
-        assert cond.notified == 1
-        assert cond.wait_for_parks(2)  # the thread took the (empty) work and parked again
-        with deferred_wakes():
+            d.wake()  # before this thread's write: at once
+            assert cond.notified == 1
+            assert cond.wait_for_parks(2)
+            defer_wakes()  # (what a commit does)
             d.wake()
             assert cond.notified == 1
-        assert cond.notified == 2  # not assisted: announced at the block's end
+            assert d.assist()  # the two steps with work run here, on this thread
+        assert cond.notified == 1 and rt.done.is_set()
+        d.wake()  # outside a block: at once
+        assert cond.notified == 2
+        assert cond.wait_for_parks(3)  # the thread took the (empty) work and parked again
+        with deferred_wakes():
+            defer_wakes()
+            d.wake()
+            assert cond.notified == 2
+        assert cond.notified == 3  # not assisted: announced at the block's end
     finally:
         d.shutdown()
 
@@ -538,7 +544,7 @@ def test_an_idle_inline_step_spends_the_wakes_it_saw():
     ``_step_inline`` leaving ``_woken`` set after its idle step -> the block's end notified
     the thread for work already done; clearing it without comparing ``_wake_seq`` -> the
     wake that came during the idle step was lost."""
-    from compute.driver import deferred_wakes
+    from compute.driver import defer_wakes, deferred_wakes
     rt = _SelfWakingRuntime(steps_with_work=3)
     d = RuntimeDriver(rt, start=False, inline_steps=True)
     cond = d._cond = _WatchedCondition()
@@ -546,10 +552,12 @@ def test_an_idle_inline_step_spends_the_wakes_it_saw():
     try:
         assert cond.parked.wait(WAIT)
         with deferred_wakes():
+            defer_wakes()
             d.wake()
             assert d.assist() and rt.done.is_set()
         assert cond.notified == 0
         with deferred_wakes():
+            defer_wakes()
             d.wake()
             assert d.assist()  # an idle step: nothing to do
             d.wake()  # after it: still announced
@@ -557,8 +565,30 @@ def test_an_idle_inline_step_spends_the_wakes_it_saw():
         assert cond.wait_for_parks(2)  # the thread ran the announced (empty) work and parked
         rt.wake_during_idle_step = True  # a wake arriving while the idle step runs
         with deferred_wakes():
+            defer_wakes()
             d.wake()
             assert d.assist()
         assert cond.notified >= 2  # (by the assist's release, and again at the block's end)
     finally:
         d.shutdown()
+
+
+def test_a_commit_defers_the_wakes_of_its_block_and_a_read_does_not():
+    """``TableStorage.commit`` starts deferring the wakes of the block it runs in (a read's
+    block defers none), and nothing outside a block.  Sabotage: ``commit`` without
+    ``defer_wakes`` -> the write's block never deferred a wake."""
+    from compute import driver
+    from compute.driver import deferred_wakes
+    from compute.ids import GlobalId
+    from mzlite.oracle import TimestampOracle
+    from mzlite.storage import TableStorage
+    storage = TableStorage(TimestampOracle())
+    gid = GlobalId("u", 1)
+    storage.create_table(gid, 1)
+    storage.commit({gid: [((1,), 1)]})  # outside a block
+    assert getattr(driver._DEFERRED, "drivers", None) is None
+    with deferred_wakes():
+        assert driver._DEFERRED.drivers is None  # a block that has not written
+        storage.commit({gid: [((2,), 1)]})
+        assert driver._DEFERRED.drivers == []
+    assert driver._DEFERRED.drivers is None
