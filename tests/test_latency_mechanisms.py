@@ -15,6 +15,7 @@ Synchronisation is on events the code under test sets, never on sleeps.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -466,6 +467,19 @@ class _WatchedCondition(threading.Condition):
                 return False
 
 
+@contextlib.contextmanager
+def _parked_driver(rt):
+    """``(driver, its _WatchedCondition)`` for ``rt`` with inline steps, its thread parked."""
+    d = RuntimeDriver(rt, start=False, inline_steps=True)
+    cond = d._cond = _WatchedCondition()
+    d.start()
+    try:
+        assert cond.parked.wait(WAIT)
+        yield d, cond
+    finally:
+        d.shutdown()
+
+
 def test_wakes_deferred_by_a_writer_leave_the_runtime_thread_parked_while_it_assists():
     """Inside ``deferred_wakes``, once the thread has written (``defer_wakes``), a wake
     flags the runtime's work without notifying its parked thread; the writer's ``assist``
@@ -475,11 +489,7 @@ def test_wakes_deferred_by_a_writer_leave_the_runtime_thread_parked_while_it_ass
     notifying nobody -> the work flagged in a block nobody assisted was never announced."""
     from compute.driver import defer_wakes, deferred_wakes
     rt = _FakeRuntime(steps_with_work=2)
-    d = RuntimeDriver(rt, start=False, inline_steps=True)
-    cond = d._cond = _WatchedCondition()
-    d.start()
-    try:
-        assert cond.parked.wait(WAIT)
+    with _parked_driver(rt) as (d, cond):
         with deferred_wakes():
             d.wake()  # before this thread's write: at once
             assert cond.notified == 1
@@ -497,8 +507,6 @@ def test_wakes_deferred_by_a_writer_leave_the_runtime_thread_parked_while_it_ass
             d.wake()
             assert cond.notified == 2
         assert cond.notified == 3  # not assisted: announced at the block's end
-    finally:
-        d.shutdown()
 
 
 def test_a_writer_about_to_wait_for_a_peek_announces_the_wakes_it_deferred(monkeypatch):
@@ -546,11 +554,7 @@ def test_an_idle_inline_step_spends_the_wakes_it_saw():
     wake that came during the idle step was lost."""
     from compute.driver import defer_wakes, deferred_wakes
     rt = _SelfWakingRuntime(steps_with_work=3)
-    d = RuntimeDriver(rt, start=False, inline_steps=True)
-    cond = d._cond = _WatchedCondition()
-    d.start()
-    try:
-        assert cond.parked.wait(WAIT)
+    with _parked_driver(rt) as (d, cond):
         with deferred_wakes():
             defer_wakes()
             d.wake()
@@ -569,8 +573,6 @@ def test_an_idle_inline_step_spends_the_wakes_it_saw():
             d.wake()
             assert d.assist()
         assert cond.notified >= 2  # (by the assist's release, and again at the block's end)
-    finally:
-        d.shutdown()
 
 
 def test_a_commit_defers_the_wakes_of_its_block_and_a_read_does_not():
