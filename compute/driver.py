@@ -9,11 +9,12 @@ and pushes every response to the attached sink (the Multiplexer's merged queue).
 Invariants: commands are handed to the runtime in arrival order, by one thread at a time:
 the driver's, or a sender's while the driver's thread is parked (``send`` applies a read's
 command inline, ``assist`` does pending work for a waiting reader; the thread waits while a
-sender is inside); a wake-up is never lost (the flag is set and the condition notified under the same
-lock the thread checks it under; a wake a writer defers, ``deferred_wakes``, is notified at
-the end of its block or before it blocks, unless its own assist did the work); an exception escaping ``handle`` or ``step`` is reported
-as a ``Status`` response and every peek the runtime could not settle is answered with an
-internal error, so nothing hangs silently; ``shutdown()`` stops the thread and joins it.
+sender is inside); a wake-up is never lost (the flag is set and the condition notified
+under the same lock the thread checks it under; a wake a writer defers, ``deferred_wakes``,
+is notified at the end of its block or before it blocks, unless its own assist did the
+work); an exception escaping ``handle`` or ``step`` is reported as a ``Status`` response
+and every peek the runtime could not settle is answered with an internal error, so nothing
+hangs silently; ``shutdown()`` stops the thread and joins it.
 
 Deliberately not here: any logic of the runtime (tests step runtimes by hand without this).
 """

@@ -23,23 +23,20 @@ from compute.listeners import UpperListeners
 from compute.timestamp import Frontier
 
 
-def _fold(state: tuple[dict, list], since: int) -> tuple[dict, list]:
-    """``(base, log)`` with log entries at or below ``since`` folded into the base."""
-    base, log = state
+def _foldable(log: list, since: int) -> int:
+    """How many entries at the head of ``log`` are at or below ``since``."""
     k = 0
     while k < len(log) and log[k][0] <= since:
         k += 1
-    if not k:
-        return state
-    base = base.copy()
-    for _t, ups in log[:k]:
-        for row, d in ups:
-            c = base.get(row, 0) + d
-            if c:
-                base[row] = c
-            else:
-                del base[row]
-    return (base, log[k:])
+    return k
+
+
+def _fold(state: tuple[dict, list], since: int) -> tuple[dict, list]:
+    """``(base, log)`` with log entries at or below ``since`` folded into the base, in one
+    piece (the error log: small)."""
+    base, log = state
+    k = _foldable(log, since)
+    return (_fold_into(base, log[:k]), log[k:]) if k else state
 
 
 def _pairs(updates):
@@ -296,26 +293,19 @@ class StorageCollection(UpperListeners):
                 self._err_state = ({}, [])
                 self._folding = None
                 return
-            if self.since is None or since <= self.since:
-                if fold and self._folding is not None:
-                    pass  # nothing new to compact; the fold in progress goes on below
-                else:
-                    return
-            else:
+            if self.since is not None and since > self.since:
                 if self.upper is not None:
                     since = min(since, self.upper)
                 self._err_state = _fold(self._err_state, since)
                 base, log = self._state
                 if fold and self._folding is None:
-                    k = 0
-                    while k < len(log) and log[k][0] <= since:
-                        k += 1
+                    k = _foldable(log, since)
                     pending = sum(len(ups) for _, ups in log[:k]) if k else 0
                     if k and pending >= max(FOLD_MIN_UPDATES, len(base) // 4):
                         self._folding = _FoldJob(base, log[:k])
                 self.since = since
         if fold:
-            self.fold_step()
+            self.fold_step()  # (a fold in progress goes on even when since stays)
 
     def fold_step(self, budget: Optional[int] = None) -> bool:
         """Continue the fold in progress by up to ``budget`` updates (``FOLD_STEP_UPDATES``);

@@ -233,7 +233,7 @@ class Database:
         next_tick = time.monotonic() + TICK_SECONDS
         while True:
             folding = self.storage.folding()
-            wait = min(FOLD_STEP_SECONDS, TICK_SECONDS) if folding else TICK_SECONDS
+            wait = FOLD_STEP_SECONDS if folding else TICK_SECONDS
             if self._tick_event.wait(max(0.0, min(wait, next_tick - time.monotonic()))):
                 return
             try:

@@ -23,7 +23,7 @@ def _reference(history, as_of):
 def test_snapshots_at_or_above_since_survive_compaction(seed, fold_min, fold_step):
     """Reads at or above since are the same before, during and after a fold, however it is
     split into steps.  Sabotages: folding the log entry one step *above* since into the
-    base (``t <= since`` -> ``t <= since + 1`` in ``compact``) changed a snapshot at since;
+    base (``<= since`` -> ``<= since + 1`` in ``_foldable``) changed a snapshot at since;
     publishing a fold with the whole log after it instead of ``log[len(entries):]``
     counted the folded entries twice (both seen red)."""
     rng = random.Random(seed)
