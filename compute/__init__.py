@@ -1,7 +1,9 @@
-"""Compute: the protocol, the runtimes, operators, arrangements and the shared-arrangement registry.
+"""compute: the compute protocol and the replica that speaks it (Materialize's ``mz_compute``).
 
-Vocabulary modules that ``planner/`` may import: ``timestamp``, ``ids``, ``scalar``,
-``relation``, ``mfp``, ``dataflow``, ``protocol``, ``errors``.  Everything else in this
-package is runtime machinery that only ``mzlite/`` (the controller) constructs.
-``compute`` never sees SQL text.
+The top of the package is what the planner and the adapter may use: ``protocol``
+(commands and responses), ``dataflow`` (``DataflowDescription``, ``is_peek_dataflow``),
+``multiplexer`` (one endpoint over the two runtimes), ``peek`` (answering a peek off an
+arrangement) and ``errors``.  Below it, runtime machinery only the adapter's controller
+constructs: ``replica`` (runtimes, registry, drivers), ``render`` (dataflows and
+operators) and ``arrangement`` (spines and batches).  ``compute`` never sees SQL text.
 """

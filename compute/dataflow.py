@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from compute.ids import GlobalId
-from compute.relation import RelationExpr
-from compute.scalar import ScalarExpr
-from compute.timestamp import Frontier, try_step_forward
+from expr.relation import RelationExpr
+from expr.scalar import ScalarExpr
+from repr.ids import GlobalId
+from repr.timestamp import Frontier, try_step_forward
 
 
 @dataclass(frozen=True)

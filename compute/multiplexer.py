@@ -35,11 +35,10 @@ import time as _time
 from typing import Any, Optional
 
 from compute.errors import ComputeProtocolError
-from compute.ids import GlobalId
-from compute.protocol import (AllowCompaction, AllowWrites, CancelPeek, CreateDataflow,
-                              CreateInstance, Frontiers, Hello, InitializationComplete, Peek,
-                              PeekResponse, Schedule, Status, SubscribeResponse,
-                              UpdateConfiguration)
+from compute.protocol import (AllowCompaction, AllowWrites, CancelPeek, CreateDataflow, CreateInstance,
+                              Frontiers, Hello, InitializationComplete, Peek, PeekResponse, Schedule, Status,
+                              SubscribeResponse, UpdateConfiguration)
+from repr.ids import GlobalId
 
 MAINTENANCE = "maintenance"
 INTERACTIVE = "interactive"

@@ -11,7 +11,7 @@ positive counts, finishing applied (ORDER BY with NULLS FIRST/LAST, then OFFSET 
 counted in rows with multiplicity, then the projection).
 
 Deliberately not here: which runtime answers (the Multiplexer routes; the runtime waits and
-retries) and compilation of expressions (``compute.compile``).
+retries) and compilation of expressions (``expr.compile``).
 """
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ import inspect
 from operator import itemgetter
 from typing import Any, Callable, Optional
 
-from compute.errors import EvalError
-from compute.mfp import MapFilterProject
-from compute.protocol import Peek, PeekError, PeekRows, RowSetFinishing
-from compute.timestamp import frontier_le
+from compute.protocol import Peek, PeekError, PeekRows
+from expr.finishing import finish
+from expr.mfp import MapFilterProject
+from repr.errors import EvalError
+from repr.timestamp import frontier_le
 
 _COUNT = itemgetter(1)
 
@@ -105,8 +106,8 @@ def apply_mfp(data, mfp: MapFilterProject, ts: int, mfp_fn: Optional[Callable] =
 
 
 def compile_peek_mfp(mfp: MapFilterProject) -> Callable[[tuple, int], Optional[tuple]]:
-    """``(row, time) -> row | None`` via ``compute.compile.compile_mfp_row``."""
-    from compute.compile import compile_mfp_row  # the expression engineer's module
+    """``(row, time) -> row | None`` via ``expr.compile.compile_mfp_row``."""
+    from expr.compile import compile_mfp_row  # the expression engineer's module
     f = compile_mfp_row(mfp)
     try:
         takes_time = "time" in inspect.signature(f).parameters
@@ -115,60 +116,3 @@ def compile_peek_mfp(mfp: MapFilterProject) -> Callable[[tuple, int], Optional[t
     if takes_time:
         return lambda row, ts: f(row, time=ts)
     return lambda row, ts: f(row)
-
-
-def _val(v):
-    """A value's sort key: NaN sorts above every other float, as in PostgreSQL."""
-    if v.__class__ is float and v != v:
-        return (1,)
-    return (0, v)
-
-
-def _null_key(nulls_high: bool):
-    if nulls_high:
-        return lambda v: (1,) if v is None else (0, _val(v))
-    return lambda v: (0,) if v is None else (1, _val(v))
-
-
-def _row_key(row: tuple) -> tuple:
-    """A total order on rows with NULLs (ties broken deterministically by the whole row)."""
-    return tuple((0,) if v is None else (1, _val(v)) for v in row)
-
-
-def sort_rows(rows: list, order_by) -> list:
-    """Stable multi-pass sort of ``(row, count)`` pairs by ``order_by`` (ColumnOrders)."""
-    rows = sorted(rows, key=lambda rc: _row_key(rc[0]))
-    for order in reversed(order_by):
-        nk = _null_key(order.nulls_last != order.desc)
-        col = order.column
-        rows.sort(key=lambda rc: nk(rc[0][col]), reverse=order.desc)
-    return rows
-
-
-def finish(rows: list, finishing: RowSetFinishing) -> list[tuple[tuple, int]]:
-    """Apply ORDER BY, OFFSET, LIMIT (in rows with multiplicity) and the projection."""
-    if finishing is None or finishing.is_trivial():
-        return rows
-    if finishing.order_by or finishing.limit is not None or finishing.offset:
-        rows = sort_rows(rows, finishing.order_by)
-    offset, limit = finishing.offset or 0, finishing.limit
-    if offset or limit is not None:
-        out = []
-        remaining = limit
-        for row, c in rows:
-            if offset >= c:
-                offset -= c
-                continue
-            c -= offset
-            offset = 0
-            if remaining is not None:
-                if remaining <= 0:
-                    break
-                c = min(c, remaining)
-                remaining -= c
-            out.append((row, c))
-        rows = out
-    if finishing.project is not None:
-        proj = finishing.project
-        rows = [(tuple(row[i] for i in proj), c) for row, c in rows]
-    return rows

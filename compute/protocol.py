@@ -5,20 +5,19 @@ its sender must do and what its receiver must (and must not) do; the receiving s
 checks each "must" at the boundary with ``ComputeProtocolError``.  The protocol does not
 know that a replica may be split into two runtimes: the ``Multiplexer`` presents one
 endpoint over both.  Deliberately not here: routing (``compute.multiplexer``) and
-execution (``compute.runtime``).
+execution (``compute.replica.runtime``).
 """
 from __future__ import annotations
 
-import uuid as _uuid
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
+import uuid as _uuid
 
 from compute.dataflow import DataflowDescription
-from compute.ids import GlobalId
-from compute.mfp import MapFilterProject
-from compute.relation import ColumnOrder
-from compute.timestamp import Frontier
-
+from expr.finishing import RowSetFinishing
+from expr.mfp import MapFilterProject
+from repr.ids import GlobalId
+from repr.timestamp import Frontier
 
 # ---------------------------------------------------------------- commands
 
@@ -106,18 +105,6 @@ class CancelPeek:
 
 ComputeCommand = Union[Hello, CreateInstance, InitializationComplete, UpdateConfiguration,
                        CreateDataflow, Schedule, AllowWrites, AllowCompaction, Peek, CancelPeek]
-
-
-@dataclass(frozen=True)
-class RowSetFinishing:
-    """ORDER BY / LIMIT / OFFSET and the final projection, applied to a peek's rows."""
-    order_by: tuple[ColumnOrder, ...] = ()
-    limit: Optional[int] = None
-    offset: int = 0
-    project: Optional[tuple[int, ...]] = None
-
-    def is_trivial(self) -> bool:
-        return not self.order_by and self.limit is None and self.offset == 0 and self.project is None
 
 
 # ---------------------------------------------------------------- responses

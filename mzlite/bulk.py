@@ -11,9 +11,8 @@ checks NOT NULL) or committing.
 """
 from __future__ import annotations
 
-import functools
-
 from decimal import Decimal
+import functools
 from itertools import repeat
 from operator import itemgetter
 from typing import Optional
@@ -55,8 +54,8 @@ def _converter(typ: str):
             raise _Decline
         conv.column_kind = ({float, type(None)}, None)
         return conv
-    if typ == "float4":  # real (compute.functions_exact's canonical float32 values)
-        from compute.functions_exact import float4_canon
+    if typ == "float4":  # real (expr.functions.exact's canonical float32 values)
+        from expr.functions.exact import float4_canon
 
         def conv(v):
             if v is None:
@@ -93,11 +92,11 @@ class _Decline(Exception):
 
 
 def _with_typmod(conv, typmod):
-    """``conv`` followed by the column's modifier check (``compute.functions_exact``), as the
+    """``conv`` followed by the column's modifier check (``expr.functions.exact``), as the
     general path's assignment cast does; a value the check refuses declines, so the general
     path raises the error (22001/22003) with its statement context."""
-    from compute.errors import EvalError
-    from compute.functions import FUNCTIONS
+    from expr.functions import FUNCTIONS
+    from repr.errors import EvalError
     check = FUNCTIONS["typmod_" + typmod[0]].fn
     extra = typmod[1:] if typmod[0] == "numeric" else (typmod[1], False)
 
@@ -135,7 +134,7 @@ def plan_bulk_insert(catalog, stmt):
     positions = {c.name: i for i, c in enumerate(item.columns)}
     if any(n not in positions for n in names):
         return None
-    from compute.compile import evaluate_constant
+    from expr.compile import evaluate_constant
     sources = []   # per table column: (param index, converter) or (None, default value)
     by_name = dict(zip(names, (v.number - 1 for v in values)))
     for col in item.columns:
@@ -241,7 +240,7 @@ for _cls in (_MInt, _MFloat, _MStr, _MDec):
 
 def _substitute_markers(expr, arity, seen):
     """``expr`` with each marked literal replaced by ``Column(arity + k)``."""
-    from compute.scalar import Call, Column, If, Literal
+    from expr.scalar import Call, Column, If, Literal
     if isinstance(expr, Literal):
         v = expr.value
         if isinstance(v, _Marker):
@@ -261,8 +260,8 @@ def plan_bulk_modify(db, stmt, param_sets):
     parameters: ``(plan, updates, rowcount)`` computed with one index read for all
     parameter sets, applying the sets in order; ``None`` to decline (general path).
     ``updates`` are consolidated (each row once, no zero diffs)."""
-    from compute.compile import compile_predicates, compile_scalar
-    from compute.scalar import Call, Column
+    from expr.compile import compile_predicates, compile_scalar
+    from expr.scalar import Call, Column
     from planner import plan_statement
     from planner.plans import DeletePlan, UpdatePlan
     if stmt.kind not in ("update", "delete") or not param_sets:
@@ -290,8 +289,8 @@ def plan_bulk_modify(db, stmt, param_sets):
 
 def _modify_template(db, stmt, sample):
     """The parameter-independent part of a bulk UPDATE/DELETE, or False to decline."""
-    from compute.compile import compile_predicates, compile_scalar
-    from compute.scalar import Call, Column
+    from expr.compile import compile_predicates, compile_scalar
+    from expr.scalar import Call, Column
     from planner import plan_statement
     from planner.plans import DeletePlan, UpdatePlan
     n = len(sample)
@@ -370,8 +369,8 @@ def _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, fast, par
     if ix.id not in db.controller.collections:
         return None
     # one read of every candidate row, through the index
-    from compute.mfp import MapFilterProject
-    from compute.protocol import RowSetFinishing
+    from expr.finishing import RowSetFinishing
+    from expr.mfp import MapFilterProject
     ts = db.reader.choose_timestamp(_NoTxnSession.of(db), {ix.id})
     holds = db.reader.hold({ix.id}, ts)
     try:

@@ -12,17 +12,17 @@ runtime does what (the Multiplexer decides from the description).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import itertools
 import threading
-from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from compute import protocol as P
 from compute.dataflow import DataflowDescription
-from compute.driver import URGENT
 from compute.errors import ComputeProtocolError
-from compute.ids import GlobalId
-from compute.timestamp import Frontier, frontier_le
+from compute.replica.driver import URGENT
+from repr.ids import GlobalId
+from repr.timestamp import Frontier, frontier_le
 
 #: Materialize keeps one second of history on indexes and materialized views by default.
 DEFAULT_COMPACTION_WINDOW_MS = 1000
@@ -271,7 +271,7 @@ class ComputeController:
                 break
         deadline = None if timeout is None else _time.monotonic() + timeout
         if not handle.event.is_set():
-            from compute.driver import flush_deferred_wakes
+            from compute.replica.driver import flush_deferred_wakes
             flush_deferred_wakes()  # about to block: runtimes this thread woke must run
         while not handle.event.is_set():
             wait = 0.05 if should_cancel is not None else None

@@ -15,31 +15,32 @@ Over 600 lines: the statement entry points, their locking and the fast paths sha
 """
 from __future__ import annotations
 
-import contextlib
 import collections
+import contextlib
 import itertools
 from operator import itemgetter
 import threading
 import time
 from typing import Any, Optional
 
-from compute.errors import EvalError
-from compute.ids import GlobalId
+from compute.replica.driver import defer_wakes
 from mzlite.controller import ComputeController
 from mzlite.cursor import Result
 from mzlite.oracle import TICK_MS, TimestampOracle
 from mzlite.reads import Reader
 from mzlite.replica import Replica
 from mzlite.session import Session, SystemParameters, Transaction
-from mzlite.storage import TableStorage
 from mzlite.writes import Writer
 from planner.catalog import Catalog, CatalogItem, ColumnDef
 from planner.peek import AvailableIndex
+from repr.errors import EvalError
+from repr.ids import GlobalId
 from sql import errors as E
+from storage.tables import TableStorage
 
 TICK_SECONDS = TICK_MS / 1000 / 4  # reads use ticks once settled (TICK_MS / 2), and rarely catch up themselves
 #: while a storage fold is in progress the ticker steps it this often (each step about
-#: 10 ms of the GIL: ``compute.persist.FOLD_STEP_UPDATES``), between its ticks
+#: 10 ms of the GIL: ``storage.persist.FOLD_STEP_UPDATES``), between its ticks
 FOLD_STEP_SECONDS = 0.025
 #: the GIL switch interval mzlite sets (Python's default is 5 ms); see ``Database.__init__``
 SWITCH_INTERVAL_S = 0.0005
@@ -155,7 +156,7 @@ class Database:
         if 0 < t0 < YOUNG_GC_THRESHOLD:
             gc.set_threshold(YOUNG_GC_THRESHOLD, t1, t2)
         self.oracle = TimestampOracle(clock)
-        self.storage = TableStorage(self.oracle)
+        self.storage = TableStorage(self.oracle, on_commit=defer_wakes)
         self.storage_holds = StorageHolds()
         self.catalog = Catalog()
         self.lowering = LoweringCatalog(self)
@@ -248,7 +249,7 @@ class Database:
     def _fold_steps(self) -> None:
         """One step of every storage fold in progress (``StorageCollection.fold_step``),
         unless a runtime is in a bulk busy period (see ``tick``)."""
-        from compute.driver import BULK_GC
+        from compute.replica.driver import BULK_GC
         if not BULK_GC.active:
             self.storage.fold_steps()
 
@@ -261,7 +262,7 @@ class Database:
         # of the GIL); while a runtime is in a bulk busy period (a hydration) that waits for
         # a later tick, off the critical path of the work a session is waiting for (and of
         # its peak memory).  Since advances regardless.
-        from compute.driver import BULK_GC
+        from compute.replica.driver import BULK_GC
         fold = not BULK_GC.active
         for gid, coll in list(self.storage.collections.items()):
             if coll.upper is None or coll.since is None:
@@ -280,7 +281,7 @@ class Database:
     def _assisting_writes(self, run):
         """``run()``; if it committed a write, the session then helps propagate it
         (``ComputeController.assist_after_write``), outside the statement lock."""
-        from compute.driver import deferred_wakes
+        from compute.replica.driver import deferred_wakes
         commits = self.storage.commits
         with deferred_wakes():  # the runtimes' threads stay parked while this thread assists
             try:
@@ -552,7 +553,7 @@ def _select(db: Database, session, plan, stmt) -> Result:
 def _insert(db, session, plan, stmt) -> Result:
     n, rows = db.writer.insert(session, plan)
     if plan.returning:
-        from compute.compile import compile_scalar
+        from expr.compile import compile_scalar
         from sql.types import display_name
         fns = [compile_scalar(e) for e in plan.returning]
         out = [tuple(f(r) for f in fns) for r in rows]
@@ -668,7 +669,7 @@ def _restart_replica(self: Database) -> None:
     rehydrate every index and materialized view on the new one, as a restarted replica
     would be rehydrated by its controller.  Materialized views' outputs are rebuilt from
     scratch at a fresh ``as_of``: reads of them wait until the new dataflow catches up."""
-    from compute.relation import Get
+    from expr.relation import Get
     from planner.lower import build_index_dataflow, build_materialized_view_dataflow
     from planner.optimize import optimize
     self.controller.shutdown()

@@ -85,11 +85,11 @@ class Cursor:
             return self
 
     #: ``interval`` columns come back as ``datetime.timedelta`` (a month is 30 days, as
-    #: psycopg converts); False keeps the engine's ``compute.dates.Interval`` (months kept)
+    #: psycopg converts); False keeps the engine's ``repr.dates.Interval`` (months kept)
     intervals_as_timedelta = True
 
     #: ``jsonb`` columns come back as dict/list/str/int/float/bool/None and arrays as lists;
-    #: False keeps the engine's values (``compute.jsonb.Jsonb``, ``compute.arrays.Array``)
+    #: False keeps the engine's values (``repr.jsonb.Jsonb``, ``repr.arrays.Array``)
     documents_as_python = True
 
     def _convert_values(self) -> None:
@@ -280,6 +280,7 @@ def _checked_parameter_sets(seq_of_params, check_parameters) -> list:
     plain tuples of plain values) checked by two C-level passes instead of a call per set."""
     if type(seq_of_params) is list and set(map(type, seq_of_params)) == {tuple}:
         from itertools import chain
+
         from mzlite.types import _EXACT
         if _EXACT.issuperset(map(type, chain.from_iterable(seq_of_params))):
             return seq_of_params

@@ -10,10 +10,10 @@ and computed what to drop) or how dataflows are rendered.
 """
 from __future__ import annotations
 
-from compute.ids import GlobalId
 from mzlite.cursor import Result
 from planner.catalog import CatalogItem, ColumnDef
 from planner.lower import build_index_dataflow, build_materialized_view_dataflow, resolve_imports
+from repr.ids import GlobalId
 from sql import errors as E
 
 
@@ -115,7 +115,7 @@ def create_index(db, session, plan, stmt) -> Result:
     if on.kind not in ("table", "view", "materialized_view"):
         raise E.error_for(E.WRONG_OBJECT_TYPE, f'"{on.name}" is not a table, view or materialized view')
     id = db.allocate_user()
-    from compute.relation import Get
+    from expr.relation import Get
     probe = Get(plan.on_id, on.arity()) if plan.on_id in db.storage.collections else (on.expr or Get(plan.on_id, on.arity()))
     as_of, inputs = _dataflow_as_of(db, session, probe)
     # Hold the inputs at as_of while the view's plan is optimized and lowered (slow for a large

@@ -59,7 +59,7 @@ class Introspection:
         n = 0
         for name, cols in _SYSTEM.items():
             n += 1
-            from compute.ids import GlobalId
+            from repr.ids import GlobalId
             gid = GlobalId("s", n)
             db.storage.create_table(gid, len(cols))
             db.catalog.add(CatalogItem(gid, name, "system", tuple(ColumnDef(c, t, True) for c, t in cols)))
@@ -195,6 +195,7 @@ def _column_defaults(item) -> dict:
     import pglast
     from pglast import ast
     from pglast.stream import RawStream
+
     from sql.types_exact import format_type
     try:
         node = pglast.parse_sql(item.create_sql)[0].stmt

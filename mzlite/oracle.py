@@ -17,7 +17,7 @@ at once instead of forcing every dataflow to catch up with a brand-new milliseco
 ``tick_ms`` or more behind the clock (the ticker is late, or ``tick_ms`` is 0, the default
 for a manual clock so tests see time move at once), ``read_ts`` catches up to the clock and
 the caller advances the tables.
-Deliberately not here: advancing storage uppers (``mzlite.storage``) or running the
+Deliberately not here: advancing storage uppers (``storage.tables``) or running the
 ticker (``mzlite.coordinator``).
 """
 from __future__ import annotations

@@ -15,14 +15,14 @@ from __future__ import annotations
 from typing import Optional
 
 from compute import protocol as P
-from compute.errors import EvalError
-from compute.ids import GlobalId
-from compute.mfp import MapFilterProject
-from compute.peek import finish
-from compute.relation import depends_on
-from compute.timestamp import MAX
+from expr.finishing import finish
+from expr.mfp import MapFilterProject
+from expr.relation import depends_on
 from planner.lower import build_peek_dataflow, resolve_imports
 from planner.peek import ConstantPeek, FastPathPeek, SlowPathPeek, plan_peek
+from repr.errors import EvalError
+from repr.ids import GlobalId
+from repr.timestamp import MAX
 from sql import errors as E
 
 

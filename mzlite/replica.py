@@ -7,7 +7,6 @@ Deliberately not here: the protocol conversation (``mzlite.controller``).
 """
 from __future__ import annotations
 
-
 #: Work per dataflow activation on maintenance (updates).  Small enough that one hydrating
 #: dataflow's activation is a few milliseconds, so every other dataflow (and the reads waiting
 #: on it) gets its turn about that often; large enough that per-activation overhead is noise.
@@ -19,6 +18,7 @@ INTERACTIVE_FUEL = 1000
 
 def _inline_sets():
     from compute.protocol import AllowCompaction, CancelPeek, CreateDataflow, Peek, Schedule
+
     # maintenance: a peek only (its other commands may start long work: that is its thread's);
     # interactive: everything a read sends, and its peek dataflows are stepped inline briefly
     return (Peek, CancelPeek), (Peek, CancelPeek, CreateDataflow, Schedule, AllowCompaction)
@@ -29,18 +29,18 @@ MAINTENANCE_INLINE, INTERACTIVE_INLINE = _inline_sets()
 
 class Replica:
     def __init__(self, storage_collections, *, interactive: bool):
-        from compute.driver import RuntimeDriver
         from compute.multiplexer import Multiplexer
-        from compute.registry import SharedArrangementRegistry
-        from compute.runtime import Runtime
+        from compute.replica.driver import RuntimeDriver
+        from compute.replica.registry import SharedArrangementRegistry
+        from compute.replica.runtime import Runtime
 
         self.registry = SharedArrangementRegistry()
         self.maintenance = Runtime("maintenance", storage_collections, self.registry, fuel=MAINTENANCE_FUEL)
         self.interactive = (Runtime("interactive", storage_collections, self.registry, fuel=INTERACTIVE_FUEL)
                             if interactive else None)
         # maintenance steps aside (briefly) for the interactive runtime and for readers being
-        # woken with an answer: see compute.driver.Urgency.  An idle runtime lets the sender
-        # apply a read's commands itself (compute.driver.RuntimeDriver.send): no thread hop.
+        # woken with an answer: see compute.replica.driver.Urgency.  An idle runtime lets the sender
+        # apply a read's commands itself (compute.replica.driver.RuntimeDriver.send): no thread hop.
         self.maintenance_driver = RuntimeDriver(self.maintenance, yields_to_urgent=True,
                                                 inline_commands=MAINTENANCE_INLINE, inline_steps=True)
         self.interactive_driver = (RuntimeDriver(self.interactive, urgent_commands=True,

@@ -14,8 +14,8 @@ from sql import errors as E
 
 def literal_timestamp(expr) -> int:
     """The value of an ``AS OF`` expression (a constant) as a timestamp."""
-    from compute.compile import evaluate_constant
-    from compute.errors import EvalError
+    from expr.compile import evaluate_constant
+    from repr.errors import EvalError
     try:
         v = evaluate_constant(expr)
     except EvalError as e:
@@ -94,9 +94,9 @@ def show_create(db, session, plan, stmt) -> Result:
 
 def explain(db, session, plan, stmt) -> Result:
     from planner import explain as X
+    from planner.lower import build_peek_dataflow
     from planner.optimize import optimize
     from planner.peek import FastPathPeek, SlowPathPeek, plan_peek
-    from planner.lower import build_peek_dataflow
     inner = plan.plan
     name = type(inner).__name__
     interactive = bool(db.system["enable_compute_interactive_runtime"])
@@ -128,7 +128,7 @@ def explain(db, session, plan, stmt) -> Result:
 
 
 def _placeholder(n):
-    from compute.ids import GlobalId
+    from repr.ids import GlobalId
     return GlobalId("t", 10 ** 9 + n)
 
 

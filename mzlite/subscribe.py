@@ -34,8 +34,8 @@ Invariants:
   and drops its dataflow; a dependency dropped while it runs ends it with an error naming
   the dependency; a replica restart resumes it from its frontier without repeating updates.
 
-Deliberately not here: rendering the sink (``compute.render``), shipping batches
-(``compute.runtime``), timestamp selection rules (``mzlite.reads``), ENVELOPE DEBEZIUM (not
+Deliberately not here: rendering the sink (``compute.render.dataflow``), shipping batches
+(``compute.replica.runtime``), timestamp selection rules (``mzlite.reads``), ENVELOPE DEBEZIUM (not
 supported).
 
 Over 600 lines: the subscription, its SQL cursor statements and its Python API share one
@@ -44,10 +44,10 @@ would reach into the others' locking.
 """
 from __future__ import annotations
 
+from collections import deque
 import re
 import threading
 import time as _time
-from collections import deque
 from typing import Any, NamedTuple, Optional
 
 from compute import protocol as P
@@ -450,10 +450,10 @@ def start(db, session, plan, *, max_buffered: Optional[int] = None) -> Subscript
     """Start the SUBSCRIBE ``plan`` for ``session``: choose ``as_of``, hold the inputs, create
     the dataflow.  The caller holds ``db.lock``."""
     from mzlite.show import literal_timestamp
-    from planner.optimize import optimize
-    from sql.types import display_name
     from mzlite.temporal import check_maintainable
     from planner.lower import resolve_imports
+    from planner.optimize import optimize
+    from sql.types import display_name
     expr = optimize(plan.expr)
     check_maintainable(resolve_imports(expr, db.lowering)[0], "SUBSCRIBE")
     ids = db.reader.input_ids(expr)

@@ -4,7 +4,7 @@ Owns the rule Materialize enforces: a dataflow that runs over time may use ``mz_
 in a *temporal filter*, a ``WHERE`` conjunct of the form ``mz_now() <op> expr`` (or mirrored,
 ``BETWEEN`` included) where ``<op>`` is one of ``< <= = >= >`` and ``expr`` reads only the row.
 Those predicates become validity intervals in the render's temporal MFP
-(``compute.operators.mfp.split_temporal``), which schedules each row's future insertion and
+(``compute.render.mfp.split_temporal``), which schedules each row's future insertion and
 retraction, so rows appear and disappear as time passes without any write.  Anything else
 (``mz_now()`` in the select list, under ``OR``, in an aggregate, a join condition, ...)
 would be evaluated once, when the row is processed, and silently go stale: it is refused
@@ -13,22 +13,22 @@ with 0A000 instead.  A one-shot ``SELECT`` is not checked: it reads a single tim
 
 Invariant: ``check_maintainable(expr)`` accepts exactly the predicates the temporal MFP
 turns into intervals (it asks the same ``split_temporal``).  Deliberately not here: the
-interval arithmetic (``compute.operators.mfp``) and binding ``mz_now()`` (``planner``).
+interval arithmetic (``compute.render.mfp``) and binding ``mz_now()`` (``planner``).
 """
 from __future__ import annotations
 
 import dataclasses
 
-from compute.mfp import MapFilterProject
-from compute.relation import AggregateExpr, Filter, children
-from compute.scalar import Call, CallMzNow, Column, If, Literal, contains_mz_now
+from expr.mfp import MapFilterProject
+from expr.relation import AggregateExpr, Filter, children
+from expr.scalar import Call, CallMzNow, Column, If, Literal, contains_mz_now
 from sql import errors as E
 
 _SCALARS = (Call, CallMzNow, Column, If, Literal)
 
 
 def _is_temporal_filter(pred, arity: int) -> bool:
-    from compute.operators.mfp import split_temporal
+    from compute.render.mfp import split_temporal
     split = split_temporal(MapFilterProject(arity, (), (pred,), tuple(range(arity))))
     return split is not None and not split[0].predicates
 
@@ -44,8 +44,8 @@ def _scalars(value):
 
 
 def _volatile_call(e):
-    """The name of a volatile function ``e`` calls (``compute.functions_document.VOLATILE``), or None."""
-    from compute.functions_document import VOLATILE
+    """The name of a volatile function ``e`` calls (``expr.functions.document.VOLATILE``), or None."""
+    from expr.functions.document import VOLATILE
     stack = [e]
     while stack:
         x = stack.pop()

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import uuid
 import time
 from typing import Any
+import uuid
 
 from sql.errors import ProgrammingError
 
@@ -171,7 +171,7 @@ _EXACT = frozenset({type(None), bool, int, float, decimal.Decimal, str})
 def pg_text(value) -> str:
     """PostgreSQL's text form of an engine value (``2020-01-01 10:00:00+00``, ``1 mon``, ...),
     as ``to_text``/casts to text print it (for tools such as the sqllogictest runner)."""
-    from compute.functions_text import to_text
+    from expr.functions.text import to_text
     return to_text(value)
 
 
@@ -206,13 +206,13 @@ def python_value(value):
     numbers with a fraction or exponent part become float) or ``Array`` (a list, its
     elements converted the same way; a multi-dimensional array is a list of lists); other
     values unchanged."""
-    from compute.arrays import Array
-    from compute.jsonb import Jsonb, to_python
+    from repr.arrays import Array
+    from repr.jsonb import Jsonb, to_python
     if isinstance(value, Jsonb):
         return to_python(value.v)
     if isinstance(value, Array):
         return _convert_nested(value.nested())
-    from compute.lists import List  # Materialize lists (compute.lists): a list, layers nested
+    from repr.lists import List  # Materialize lists (repr.lists): a list, layers nested
     if isinstance(value, List):
         return [None if x is None else python_value(x) for x in value]
     return value

@@ -14,9 +14,9 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Optional
 
-from compute import relation as R
-from compute.protocol import RowSetFinishing
-from compute.scalar import Column
+from expr import relation as R
+from expr.finishing import RowSetFinishing
+from expr.scalar import Column
 from planner.optimize import optimize
 from sql import errors as E
 
@@ -74,7 +74,7 @@ class Writer:
         when a plan's WHERE has subqueries (it cannot be evaluated on pending rows)."""
         from collections import Counter
 
-        from compute.compile import compile_predicates, compile_scalar
+        from expr.compile import compile_predicates, compile_scalar
         from planner.plans import UpdatePlan
         if any(p.selection is not None for p in plans):
             return None

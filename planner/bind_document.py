@@ -11,7 +11,7 @@ UUID -> uuid, dict -> jsonb, list -> array or jsonb; docs/API.md).  Each binding
 takes the ``ExprContext`` it binds against as its first argument.
 Invariant: like every binder, user mistakes raise ``sql.errors`` with a SQLSTATE.
 Deliberately not here: the signatures (``sql.functions_document``) and evaluation
-(``compute.functions_arrays``/``compute.functions_jsonb``).
+(``expr.functions.arrays``/``expr.functions.jsonb``).
 """
 from __future__ import annotations
 
@@ -20,12 +20,9 @@ from typing import Optional
 
 from pglast import ast
 
-from compute.errors import EvalError
-from compute.scalar import Call, Literal, ScalarExpr
-from sql import errors
-from sql import functions as F
-from sql import types as T
-from sql import types_document as TD
+from expr.scalar import Call, Literal, ScalarExpr
+from repr.errors import EvalError
+from sql import errors, functions as F, types as T, types_document as TD
 
 #: aggregates whose value depends on input order (ORDER BY inside the call is kept)
 ORDER_SENSITIVE = ("array_agg", "jsonb_agg", "jsonb_object_agg", "string_agg", "list_agg")
@@ -40,8 +37,9 @@ def document_literal(value) -> Optional[Literal]:
     ``list``/``tuple`` of scalars -> an array of their common type (text when all are
     NULL), a list holding a dict or list -> jsonb."""
     import uuid
-    from compute.arrays import Array
-    from compute.jsonb import make
+
+    from repr.arrays import Array
+    from repr.jsonb import make
     if isinstance(value, (bytes, bytearray, memoryview)):
         return Literal(bytes(value), "bytea")
     if isinstance(value, uuid.UUID):
@@ -103,7 +101,7 @@ def bind_array_expr(ctx, node) -> ScalarExpr:
     bound = [ctx.bind(e) for e in elems]
     nested = any(isinstance(e, ast.A_ArrayExpr) for e in elems) or any(TD.is_array(ctx.typeof(b)) for b in bound)
     t, coerced = ctx.common(bound, "ARRAY", loc)
-    if nested:  # sub-arrays: one more dimension (compute.functions_arrays.array_create_md)
+    if nested:  # sub-arrays: one more dimension (expr.functions.arrays.array_create_md)
         if not TD.is_array(t):
             raise ctx.binder.error(errors.DATATYPE_MISMATCH, f"ARRAY types {T.display_name(t)} and "
                                    "array are not compatible" if t != "unknown" else
@@ -137,7 +135,7 @@ def _is_the_value(sb, targets, setop: bool) -> bool:
 def bind_array_subquery(ctx, node) -> ScalarExpr:
     """``ARRAY(SELECT v FROM ... ORDER BY k)``: ``coalesce((SELECT array_agg(v ORDER BY k)
     FROM (SELECT v, k FROM ...)), '{}')``, bound (and decorrelated) as a scalar subquery."""
-    from compute.arrays import Array
+    from repr.arrays import Array
     sub = node.subselect
     loc = node.location
     setop = _enum_name(sub.op) not in (None, "SETOP_NONE", 0)

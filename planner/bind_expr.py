@@ -1,4 +1,4 @@
-"""Binding scalar SQL expressions (pglast nodes) to ``compute.scalar`` expressions.
+"""Binding scalar SQL expressions (pglast nodes) to ``expr.scalar`` expressions.
 
 Owns name scopes (``Scope``: which relation column a SQL name means, including outer
 references of correlated subqueries), the typing of expressions through ``sql.types`` /
@@ -23,13 +23,10 @@ from typing import Any, Optional
 
 from pglast import ast
 
-from compute.errors import EvalError
-from compute.relation import AggregateExpr
-from compute.scalar import Call, CallMzNow, Column, If, Literal, ScalarExpr
-from sql import errors
-from sql import functions as F
-from sql import types as T
-from sql import types_document as TD
+from expr.relation import AggregateExpr
+from expr.scalar import Call, CallMzNow, Column, If, Literal, ScalarExpr
+from repr.errors import EvalError
+from sql import errors, functions as F, types as T, types_document as TD
 
 
 def enum_name(v) -> str:
@@ -277,8 +274,8 @@ class ExprContext:
 
     def fold(self, e: ScalarExpr, loc=None) -> ScalarExpr:
         """Evaluate a column-free call of literals now (PostgreSQL folds constants at plan time)."""
-        from compute.compile import evaluate_constant
-        from compute.functions import FUNCTIONS
+        from expr.compile import evaluate_constant
+        from expr.functions import FUNCTIONS
         try:
             impl = FUNCTIONS.get(e.func) if isinstance(e, Call) else None
             if impl is not None and not impl.lazy and all(isinstance(a, Literal) for a in e.args):
@@ -488,7 +485,7 @@ class ExprContext:
             return interval_literal(self, node)
         mod = type_modifier(self.binder, node.typeName, to)
         if isinstance(node.arg, ast.A_ArrayExpr) and not node.arg.elements and TD.is_array(to):
-            from compute.arrays import Array
+            from repr.arrays import Array
             return Literal(Array(()), to)
         if isinstance(node.arg, ast.FuncCall) and to.endswith(" list"):  # LIST[]::int list (planner.bind_lists)
             from planner.bind_lists import cast_empty_list
@@ -498,7 +495,7 @@ class ExprContext:
         x = self.bind(node.arg)
         return self.apply_typmod(self.coerce(x, to, "explicit", node.location), mod, True, node.location)
 
-    # ---- type modifiers (sql.types_exact; evaluated by compute.functions_exact)
+    # ---- type modifiers (sql.types_exact; evaluated by expr.functions.exact)
     def apply_typmod(self, e: ScalarExpr, typmod, explicit: bool, loc=None, fold: bool = True) -> ScalarExpr:
         """``e`` (already of the modified type's base type) checked against ``typmod``: an
         explicit cast truncates, an assignment raises 22001/22003.  ``fold=False`` keeps a
@@ -739,7 +736,8 @@ def _datetime_parameter(value) -> Optional[Literal]:
     """date -> date, time -> time, naive datetime -> timestamp, aware -> timestamptz (in
     UTC), timedelta -> interval (days and a time part, as PostgreSQL reads it)."""
     import datetime as pydt
-    from compute.dates import UTC, Interval
+
+    from repr.dates import UTC, Interval
     if isinstance(value, pydt.datetime):
         if value.tzinfo is None:
             return Literal(value, "timestamp")
@@ -764,7 +762,7 @@ _INTERVAL_FIELDS = ((1 << 12, "s"), (1 << 11, "min"), (1 << 10, "h"), (1 << 3, "
 def interval_literal(ctx: ExprContext, node) -> Literal:
     """``INTERVAL '1' DAY`` / ``INTERVAL '1 day 10:05:30' HOUR TO MINUTE``: a bare number is
     in the qualifier's lowest unit and fields below it are dropped, as PostgreSQL does."""
-    from compute.dates import parse_interval
+    from repr.dates import parse_interval
     mods = [getattr(getattr(m, "val", None), "ival", None) for m in node.typeName.typmods]
     mask = mods[0] if mods and isinstance(mods[0], int) else 0x7FFF
     low = next((u for bit, u in _INTERVAL_FIELDS if mask & bit), "s")
@@ -772,7 +770,7 @@ def interval_literal(ctx: ExprContext, node) -> Literal:
         iv = parse_interval(node.arg.val.sval, low)
     except EvalError as ex:
         raise errors.error_for(ex.sqlstate, ex.message, position=ctx.binder.pos(node.location))
-    from compute.dates_typmod import typmod_interval
+    from repr.dates_typmod import typmod_interval
     from sql.types_datetime import typmod_for_datetime
     mod = typmod_for_datetime("interval", [mask] + [m for m in mods[1:2] if isinstance(m, int)])
     try:  # fields below the qualifier dropped, seconds rounded to its precision (PostgreSQL)
@@ -784,7 +782,7 @@ def interval_literal(ctx: ExprContext, node) -> Literal:
 def _install_datetime_parsers() -> None:
     """The literal input functions of the date/time types are compute's (``sql`` may not
     import ``compute``): install them into ``sql.types.EXTRA_PARSERS`` as ``DataError``s."""
-    from compute.dates import PARSERS
+    from repr.dates import PARSERS
 
     def wrap(fn):
         def parse(text):

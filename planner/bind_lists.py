@@ -13,16 +13,15 @@ LIMIT still applies to the subquery), then ``coalesce``d with the empty list (no
 ``{}``); correlation and the one-row guarantee come from the scalar-subquery machinery.
 Invariant: like every binder, user mistakes raise ``sql.errors`` with a SQLSTATE and position.
 Deliberately not here: signatures (``sql.functions_lists``) and evaluation
-(``compute.functions_lists``).
+(``expr.functions.lists``).
 """
 from __future__ import annotations
 
 from pglast import ast
 
-from compute.lists import List
-from compute.scalar import Call, Literal, ScalarExpr
-from sql import errors
-from sql import types_lists as TL
+from expr.scalar import Call, Literal, ScalarExpr
+from repr.lists import List
+from sql import errors, types_lists as TL
 
 #: the sort key and direction ``list_agg`` takes without its own ORDER BY (ties, i.e.
 #: everything, then sort by value ascending, NULLs last: ``ordered_aggregate``)

@@ -21,15 +21,14 @@ from typing import Optional
 
 from pglast import ast
 
-from compute.relation import (ORDINALITY, ColumnOrder, Constant, Filter, FlatMap, Get, Join, Map, Negate, Project, Reduce,
-                              Threshold, TopK, Union)
-from compute.scalar import Call, Column, Literal
+from expr.relation import (ORDINALITY, ColumnOrder, Constant, Filter, FlatMap, Get, Join, Map, Negate,
+                           Project, Reduce, Threshold, TopK, Union)
+from expr.scalar import Call, Column, Literal
 from planner import decorrelate as dc
-from planner.ctes import bind_cte, correlated_cte_below
 from planner.bind_expr import (ExprContext, Grouping, GroupScope, OuterRef, Scope, ScopeItem, enum_name,
                                figure_colname, find_aggregates, parse_nodes)
-from sql import errors
-from sql import types as T
+from planner.ctes import bind_cte, correlated_cte_below
+from sql import errors, types as T
 
 UNIT = Constant((((), 1),), 0)
 
@@ -736,7 +735,7 @@ def _colname(x) -> str:
 
 
 def _reads_columns(e) -> bool:
-    from compute.scalar import columns_referenced, contains_mz_now
+    from expr.scalar import columns_referenced, contains_mz_now
     return bool(columns_referenced(e)) or contains_mz_now(e)
 
 

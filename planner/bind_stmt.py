@@ -20,16 +20,14 @@ from typing import Optional
 from pglast import ast
 from pglast.stream import RawStream
 
-from compute.protocol import RowSetFinishing
-from compute.relation import Constant, Get, Map, Project
-from compute.scalar import Column, Literal
+from expr.finishing import RowSetFinishing
+from expr.relation import Constant, Get, Map, Project
+from expr.scalar import Column, Literal
 from planner import plans as P
 from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name, type_modifier
 from planner.bind_query import TOP, UNIT, Binder, map_project, values_relation
 from planner.catalog import ColumnDef
-from sql import errors
-from sql import mzsyntax as mz
-from sql import types as T
+from sql import errors, mzsyntax as mz, types as T
 
 
 def plan_statement(stmt, catalog, params=()):
@@ -263,7 +261,7 @@ def _where(b, ctx, where):
     pred = ctx.bind_bool(where, "WHERE")
     if len(ctx.types) == n:
         return (pred,), None
-    from compute.relation import Filter
+    from expr.relation import Filter
     return (), Project(Filter(ctx.rel, (pred,)), tuple(range(n)))
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Union
 
-from compute.ids import GlobalId
-from compute.scalar import ScalarExpr
+from expr.scalar import ScalarExpr
+from repr.ids import GlobalId
 from sql import errors
 
 KINDS = ("table", "view", "materialized_view", "index", "system")

@@ -15,8 +15,8 @@ against.  Deliberately not here: binding queries (``planner.bind_query``), recur
 """
 from __future__ import annotations
 
-from compute.relation import Join, Project
-from compute.scalar import Column
+from expr.relation import Join, Project
+from expr.scalar import Column
 from sql import errors
 
 

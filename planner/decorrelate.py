@@ -28,13 +28,11 @@ from typing import Optional
 
 from pglast import ast
 
-from compute.relation import Constant, Filter, Get, Join, Let, Map, Negate, Project, Reduce, Union
-from compute.relation import AggregateExpr
-from compute.scalar import Call, Column, If, Literal
+from expr.relation import AggregateExpr, Constant, Filter, Get, Join, Let, Map, Negate, Project, Reduce, Union
+from expr.scalar import Call, Column, If, Literal
 from planner.bind_expr import ExprContext, OuterRef, Scope, ScopeItem, enum_name
 from planner.recursive import next_local_id
-from sql import errors
-from sql import types as T
+from sql import errors, types as T
 
 TRUE = Literal(True, "bool")
 FALSE = Literal(False, "bool")
@@ -103,7 +101,7 @@ def plan_subquery(ctx: ExprContext, select, lets: Lets):
     Returns ``(bq, U, D)``: the bound query (prefix = ``len(U)`` columns), the columns of
     ``ctx.rel`` it reads (sorted), and ``D`` = distinct ``ctx.rel[U]``.  ``ctx.rel`` and
     ``D`` are shared through ``lets`` (the caller wraps its result in them)."""
-    from planner.bind_query import Outer, UNIT, TOP
+    from planner.bind_query import TOP, UNIT, Outer
     b = ctx.binder
     n = len(ctx.types)
     ref = OuterRef(ctx.scope, None)
@@ -203,7 +201,7 @@ def filter_by_sublink(ctx: ExprContext, node) -> bool:
         # coerce each side to the comparison type; match on the coerced values (non-NULL)
         jtypes = list(ctx.types) + [ctx.typeof(x) for x in xs] + [ctx.types[u] for u in U] + list(bq.types)
         jctx = ExprContext(ctx.binder, None, jtypes, Scope([]))
-        from compute.scalar import permute, substitute
+        from expr.scalar import permute, substitute
         xcs, scs = [], []
         for i in range(m):
             cmp = jctx.call_operator("=", [Column(n + i), Column(n + m + k + i)], node.location)
@@ -304,7 +302,7 @@ def _any_equal(DX, S, k, cmp, lets: Lets):
     """``x IN (S)`` by equi-joins: true on a match; else NULL if S has a NULL or x is NULL
     and S is non-empty; else false."""
     xa, sa = cmp.args  # x and s coerced to the comparison type, over DX ++ S
-    from compute.scalar import permute
+    from expr.scalar import permute
     w = k + 1
     xc = xa
     sc = permute(sa, {i: i - w for i in range(w, 2 * w)} | {i: i for i in range(w)})

@@ -16,11 +16,9 @@ from decimal import Decimal
 from typing import Optional
 
 from compute.dataflow import DataflowDescription
-from compute.relation import (
-    ArrangeBy, Constant, FlatMap, Get, Join, Let, LetRec, Map, Filter, Negate, Project, Reduce,
-    Threshold, TopK, Union,
-)
-from compute.scalar import Call, CallMzNow, Column, If, Literal
+from expr.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, Let, LetRec, Map, Negate, Project,
+                           Reduce, Threshold, TopK, Union)
+from expr.scalar import Call, CallMzNow, Column, If, Literal
 
 INFIX = {
     "eq": "=", "neq": "!=", "lt": "<", "lte": "<=", "gt": ">", "gte": ">=",
@@ -80,7 +78,7 @@ def _list(xs) -> str:
 
 def _agg(a) -> str:
     inner = explain_scalar(a.expr)
-    if a.func == "window":  # window functions: compute.window.WindowAggregateExpr
+    if a.func == "window":  # window functions: expr.window.WindowAggregateExpr
         return a.describe(inner)
     if a.func == "count" and isinstance(a.expr, Literal) and a.expr.value is True:
         inner = "*"

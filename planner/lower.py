@@ -12,24 +12,22 @@ exports only transient ids and reads one time (``as_of``, ``until = as_of + 1`` 
 MAX, the empty frontier), so ``is_peek_dataflow()`` holds; a materialized view, an index
 and a subscribe are never peek dataflows.  Deliberately not here: choosing ``as_of``
 (the coordinator), allocating ids (the caller passes them) and rendering
-(``compute.render``).
+(``compute.render.dataflow``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Protocol
 
-from compute.dataflow import (
-    BuildDesc, DataflowDescription, IndexExport, IndexImport, SinkExport, SourceImport,
-)
-from compute.ids import GlobalId
-from compute.relation import Get, Join, Map, Filter, Project, RelationExpr, children
-from compute.scalar import Column, ScalarExpr, columns_referenced, permute
-from compute.timestamp import Frontier, try_step_forward
-
+from compute.dataflow import (BuildDesc, DataflowDescription, IndexExport, IndexImport, SinkExport,
+                              SourceImport)
+from expr.relation import Filter, Get, Join, Map, Project, RelationExpr, children
+from expr.scalar import Column, ScalarExpr, columns_referenced, permute
 from planner.optimize import optimize
 from planner.optimize.util import transform_up
 from planner.peek import AvailableIndex, mfp_over_get, normalize_indexes
+from repr.ids import GlobalId
+from repr.timestamp import Frontier, try_step_forward
 
 
 class LoweringCatalog(Protocol):

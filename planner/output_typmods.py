@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from compute.relation import ArrangeBy, Filter, Get, Join, Map, Project, Reduce, Threshold, TopK, Union
-from compute.scalar import Call, Column, Literal
+from expr.relation import ArrangeBy, Filter, Get, Join, Map, Project, Reduce, Threshold, TopK, Union
+from expr.scalar import Call, Column, Literal
 
 __all__ = ["output_typmods"]
 

@@ -9,25 +9,24 @@ non-NULL literals (``k = lit`` or an OR-list of them, i.e. ``IN``) the read beco
 lookup (``literal_constraints``) and those predicates leave the MFP.  Invariant: the
 fast path returns exactly the rows the plan would.  A Map that sat above a Filter in the
 plan needs no guard: an MFP runs each predicate as soon as its support is available and
-computes an expression only when needed (``compute.mfp``'s evaluation order, which
-``compute.compile`` implements), so a row the plan filters out never reaches the Map's
+computes an expression only when needed (``expr.mfp``'s evaluation order, which
+``expr.compile`` implements), so a row the plan filters out never reaches the Map's
 expressions.  Deliberately not here: choosing timestamps,
 holding reads, or sending the Peek (the coordinator does that).
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
+import itertools
 from typing import Mapping, Optional, Sequence
 
-from compute.ids import GlobalId
-from compute.mfp import MapFilterProject
-from compute.protocol import RowSetFinishing
-from compute.relation import Constant, Filter, Get, Map, Project, RelationExpr
-from compute.scalar import Literal, ScalarExpr, columns_referenced, permute
-
+from expr.finishing import RowSetFinishing
+from expr.mfp import MapFilterProject
+from expr.relation import Constant, Filter, Get, Map, Project, RelationExpr
+from expr.scalar import Literal, ScalarExpr, columns_referenced, permute
 from planner.optimize import optimize
 from planner.optimize.names import is_and, is_eq, is_or
+from repr.ids import GlobalId
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The plans ``planner.plan_statement`` produces and the coordinator executes.
 
 Owns one frozen dataclass per statement kind.  Invariants: every relational expression in
-a plan is fully bound (``compute.relation`` / ``compute.scalar`` values, no SQL names
+a plan is fully bound (``expr.relation`` / ``expr.scalar`` values, no SQL names
 left); ``columns`` are ``(name, type)`` pairs in output order with PostgreSQL type short
 names; ``depends_on`` lists every catalog item the plan reads (views are inlined, so it
 names tables and materialized views, plus the views themselves for DROP bookkeeping).
@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from compute.ids import GlobalId
-from compute.protocol import RowSetFinishing
-from compute.scalar import ScalarExpr
+from expr.finishing import RowSetFinishing
+from expr.scalar import ScalarExpr
 from planner.catalog import ColumnDef  # noqa: F401  (re-exported)
+from repr.ids import GlobalId
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Owns ``push_recursive_ctes`` (called by ``Binder.push_ctes`` for a ``WITH RECURS
 clause, which is how the parser hands over ``WITH MUTUALLY RECURSIVE`` too, its extra
 parts recorded in ``Statement.mutually_recursive``), the checks of PostgreSQL's
 restrictions on recursive terms (42P19 and friends, with PostgreSQL's messages), and the
-translation of both forms to ``compute.relation.LetRec``.
+translation of both forms to ``expr.relation.LetRec``.
 
 Invariants:
 
@@ -31,7 +31,7 @@ Invariants:
   through map/filter/project/flat-map, distinct (UNION only) and one side of joins), the
   same answer is the plain fixpoint of one binding ``r = nonrec UNION [ALL] rec(r)``,
   which is what gets planned: it is monotone, so maintenance continues it after inserts
-  (``compute.operators.letrec``).  Column types come from the non-recursive term; the
+  (``compute.render.letrec``).  Column types come from the non-recursive term; the
   recursive term is cast to them when their common type is the non-recursive term's, else
   42804 as in PostgreSQL.
 
@@ -52,13 +52,12 @@ import itertools
 
 from pglast import ast
 
-from compute.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, LetRec, LocalId, Map, Negate,
-                              Project, RecursionLimit, Reduce, Threshold, Union, children)
-from compute.scalar import Column
+from expr.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, LetRec, LocalId, Map, Negate,
+                           Project, RecursionLimit, Reduce, Threshold, Union, children)
+from expr.scalar import Column
 from planner.bind_expr import enum_name, find_aggregates, parse_nodes
 from planner.ctes import bind_cte
-from sql import errors
-from sql import types as T
+from sql import errors, types as T
 
 __all__ = ["push_recursive_ctes", "references", "next_local_id"]
 

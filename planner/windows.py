@@ -8,7 +8,7 @@ Mechanism (as Materialize plans window functions): the window functions' argumen
 PARTITION BY and ORDER BY expressions are bound against the query's context and mapped
 to columns; then, per distinct PARTITION BY key (the outer prefix leads it, so correlated
 subqueries partition per outer row), one ``Reduce`` grouped by that key whose single
-``compute.window.WindowAggregateExpr`` takes a record of the whole row and produces the
+``expr.window.WindowAggregateExpr`` takes a record of the whole row and produces the
 partition's list of ``row + values``; a ``FlatMap unnest_window`` turns the list back into
 rows and a ``Project`` restores the row's columns (the PARTITION BY columns taken from the
 Reduce's key, so predicates on them push below the Reduce) followed by the new values.
@@ -21,20 +21,18 @@ numeric or float, as PostgreSQL's in_range); over date/time columns they are ref
 0A000, as are DISTINCT and ORDER BY inside window aggregates (PostgreSQL refuses them
 too).  Frame exclusion (``EXCLUDE CURRENT ROW | GROUP | TIES | NO OTHERS``) goes into the
 ``WindowFrame``.
-Deliberately not here: the per-partition evaluation (``compute.window``).
+Deliberately not here: the per-partition evaluation (``compute.render.window``).
 """
 from __future__ import annotations
 
 from pglast import ast
 from pglast.enums import parsenodes as PN
 
-from compute.relation import AggregateExpr, ColumnOrder, FlatMap, Map, Project, Reduce
-from compute.scalar import Call, Column, If, Literal
-from compute.window import WindowAggregateExpr, WindowFrame, WindowFunc
+from expr.relation import AggregateExpr, ColumnOrder, FlatMap, Map, Project, Reduce
+from expr.scalar import Call, Column, If, Literal
+from expr.window import WindowAggregateExpr, WindowFrame, WindowFunc
 from planner.bind_expr import find_calls
-from sql import errors
-from sql import functions as F
-from sql import types as T
+from sql import errors, functions as F, types as T
 
 __all__ = ["find_windows", "bind_windows", "window_call"]
 

@@ -4,10 +4,10 @@ Owns: which function/operator/cast/aggregate a name and argument types resolve t
 PostgreSQL resolves them (exact match, then implicit coercions ranked by exact matches,
 preferred types, and the category of unknown-typed arguments: func_select_candidate).
 A ``Resolution`` names the implementation (``func_id``, a key of
-``compute.functions.FUNCTIONS``), the type each argument must be cast to first
+``expr.functions.FUNCTIONS``), the type each argument must be cast to first
 (``arg_types``; the binder inserts the casts with ``resolve_cast(.., "implicit")``) and
 the result type.
-Invariant: every func id produced here is implemented in ``compute.functions`` (checked
+Invariant: every func id produced here is implemented in ``expr.functions`` (checked
 by ``tests/test_functions.py``); failures raise ``sql.errors`` with SQLSTATE 42883
 (no match), 42725 (ambiguous), 42804 (wrong type for AND/OR/NOT/IS TRUE) or 42846
 (no such cast).
@@ -33,7 +33,7 @@ class Resolution:
 
 @dataclass(frozen=True)
 class AggResolution:
-    #: one of the names in ``compute.relation.AggregateExpr``'s docstring
+    #: one of the names in ``expr.relation.AggregateExpr``'s docstring
     func: str
     #: the type the argument must be converted to before aggregation
     input_type: str
@@ -436,6 +436,5 @@ def all_func_ids() -> set[str]:
     return ids
 
 
-from sql import functions_document as _doc  # noqa: E402  (bytea, uuid, jsonb, arrays)
-from sql import functions_lists as _lists  # noqa: E402  (Materialize's lists)
-from sql import functions_datetime as _dt  # noqa: E402,F401  (date/time family)
+from sql import (  # noqa: E402,F401  (date/time family); noqa: E402  (bytea, uuid, jsonb, arrays); noqa: E402  (Materialize's lists)
+    functions_datetime as _dt, functions_document as _doc, functions_lists as _lists)

@@ -6,14 +6,14 @@ Owns which func id each date/time call resolves to, with PostgreSQL's signatures
 ``sql.types_datetime``), date/timestamp/time/interval arithmetic, ``extract`` (numeric) and
 ``date_part`` (float8), ``date_trunc``, ``age``, ``isfinite``, ``justify_*``, ``make_*``, ``to_char``,
 ``to_timestamp``, ``date_bin``, ``now()``, and ``min``/``max``/``sum``/``avg`` over them.
-Invariant: every func id here is implemented in ``compute.functions_datetime`` (the
+Invariant: every func id here is implemented in ``expr.functions.datetime`` (the
 registry-coverage test checks it).  Deliberately not here: evaluation (``compute``), and
 ``now()``'s binding to the statement's read time (``planner.bind_expr``).
 """
 from __future__ import annotations
 
 from sql import functions as F
-from sql.functions import _AGGS, _OPS, _Sig, _add
+from sql.functions import _AGGS, _OPS, _add, _Sig
 
 _CMP = {"=": "eq", "<>": "neq", "!=": "neq", "<": "lt", "<=": "lte", ">": "gt", ">=": "gte"}
 _DT = ("date", "time", "timestamp", "timestamptz", "interval")

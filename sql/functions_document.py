@@ -8,7 +8,7 @@ Owns: the fixed-type signatures (added to ``sql.functions``' tables, e.g.
 ``resolve_operator_hook`` and ``resolve_aggregate_hook`` that ``sql.functions`` consults
 first.  Polymorphic func ids are element-type independent (``array_length``), the argument
 types of a ``Resolution`` carry the concrete array types.
-Invariant: every func id named here is implemented in ``compute.functions_document``.
+Invariant: every func id named here is implemented in ``expr.functions.document``.
 Deliberately not here: array constructor/subscript/ANY binding (``planner.bind_expr``)
 and evaluation (``compute``).
 """
@@ -71,7 +71,7 @@ HOOK_FUNC_IDS = {"array_length", "array_cardinality", "array_position", "array_t
                  "array_lower", "array_upper", "eq", "neq", "lt", "lte", "gt", "gte", "to_jsonb",
                  "jsonb_build_object", "jsonb_build_array", "jsonb_extract_path", "jsonb_extract_path_text",
                  "bytea_concat", "jsonb_concat", "array_remove", "array_replace",
-                 "array_ndims", "array_dims"}  # multi-dimensional arrays (compute.arrays)
+                 "array_ndims", "array_dims"}  # multi-dimensional arrays (repr.arrays)
 
 
 def _err(msg: str, code: str = "42883") -> ProgrammingError:
@@ -99,7 +99,7 @@ def resolve_function_hook(name: str, args: tuple):
         if len(args) != 1 or not _array_arg(args[0]):
             raise _nofunc(name, args)
         return Resolution("array_cardinality", args, "int4")
-    if name in ("array_ndims", "array_dims"):  # multi-dimensional arrays (compute.arrays)
+    if name in ("array_ndims", "array_dims"):  # multi-dimensional arrays (repr.arrays)
         if len(args) != 1 or not _array_arg(args[0]):
             raise _nofunc(name, args)
         return Resolution(name, args, "int4" if name == "array_ndims" else "text")
@@ -215,7 +215,7 @@ def resolve_aggregate_hook(n: str, args: tuple):
         if len(args) != 1:
             raise _nofunc(n, args)
         t = "text" if args[0] == "unknown" else args[0]
-        if is_array(t):  # array_agg(anyarray): one more dimension (compute.functions_arrays)
+        if is_array(t):  # array_agg(anyarray): one more dimension (expr.functions.arrays)
             return AggResolution("array_agg", t, t)
         if t not in TYPES:
             raise _nofunc(n, args)
@@ -250,7 +250,7 @@ def resolve_table_function(name: str, args: tuple):
         from sql.functions_lists import resolve_table_function as lists
         return lists(name, args)
     if name == "unnest":
-        if len(args) > 1:  # unnest(a, b, ...) in FROM: zipped (compute.arrays.unnest_zip)
+        if len(args) > 1:  # unnest(a, b, ...) in FROM: zipped (repr.arrays.unnest_zip)
             if "unknown" in args:
                 raise ProgrammingError("function unnest(unknown) is not unique", sqlstate="42725",
                                        hint="Could not choose a best candidate function. "

@@ -9,7 +9,7 @@ first by ``sql.functions`` through ``resolve_function_hook``/``resolve_operator_
 Polymorphic func ids do not depend on the element type; a ``Resolution``'s argument types
 carry the concrete list types.  An unknown-typed argument in a ``listany`` position is read
 as that list type (as PostgreSQL reads one against ``anyarray``).
-Invariant: every func id named here is implemented in ``compute.functions_lists``; a hook
+Invariant: every func id named here is implemented in ``expr.functions.lists``; a hook
 returns None for every name and operand type that is not its own.
 Deliberately not here: constructors and subscripts (``planner.bind_lists``), evaluation.
 """

@@ -10,14 +10,14 @@ select_common_type for UNION/CASE/COALESCE/VALUES) and ``parse_literal``.
 Invariant: every name this module returns is a key of ``TYPES``; ``can_cast`` is
 monotone in context (implicit => assignment => explicit).
 Deliberately not here: function/operator signatures (``sql.functions``) and evaluation
-(``compute.functions``; its text parsers are the runtime twins of ``parse_literal``,
+(``expr.functions``; its text parsers are the runtime twins of ``parse_literal``,
 kept in agreement by ``tests/test_types.py`` because ``sql`` may not import ``compute``).
 """
 from __future__ import annotations
 
+from decimal import Context, Decimal
 import math
 import re
-from decimal import Context, Decimal
 
 from sql.errors import DataError, ProgrammingError
 
@@ -250,6 +250,6 @@ def parse_literal(text: str, type_: str):
     raise ProgrammingError(f"cannot cast type unknown to {display_name(type_)}", sqlstate="42846")
 
 
+import sql.types_datetime  # noqa: E402,F401  (date, time, timestamp, timestamptz, interval)
 import sql.types_document  # noqa: E402,F401  (bytea, uuid, jsonb, arrays)
 import sql.types_exact  # noqa: E402,F401  (char(n)/bpchar, type modifiers)
-import sql.types_datetime  # noqa: E402,F401  (date, time, timestamp, timestamptz, interval)

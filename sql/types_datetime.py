@@ -10,11 +10,11 @@ assignment back).  Casts to and from ``text`` follow ``sql.types``' general rule
 Also their type modifiers (``typmod_for_datetime``): ``timestamp(p)``, ``timestamptz(p)``,
 ``time(p)`` and ``interval(p)`` / ``interval day to second(p)`` / ``interval hour``, following
 ``sql.types_exact``'s route (the modifier rides beside the unchanged type, and the binder
-inserts ``typmod_<type>`` from ``compute.functions_datetime`` on casts and assignments).
+inserts ``typmod_<type>`` from ``expr.functions.datetime`` on casts and assignments).
 Invariant: ``can_cast`` stays monotone (every entry is one context).
 Deliberately not here: the literal input functions.  Values are Python ``datetime``
-objects and compute's ``Interval`` (``compute.dates``), which ``sql`` may not import: the
-planner installs ``compute.dates.PARSERS`` into ``sql.types.EXTRA_PARSERS`` (see the end of
+objects and compute's ``Interval`` (``repr.dates``), which ``sql`` may not import: the
+planner installs ``repr.dates.PARSERS`` into ``sql.types.EXTRA_PARSERS`` (see the end of
 ``planner.bind_expr``), so literals and run-time casts share one parser.  Signatures
 live in ``sql.functions_datetime``.
 """

@@ -12,9 +12,9 @@ types are not keys of ``TYPES`` (there is one per element type): ``sql.types`` a
 same context, as PostgreSQL's array coercion; to and from text as any type).
 Invariant: ``element_type(array_of(t)) == t``; one array type covers every number of
 dimensions, as in PostgreSQL (``int4[][]`` is ``int4[]``; the shape is the value's,
-``compute.arrays.MdArray``).
-Deliberately not here: values and evaluation (``compute.arrays``, ``compute.jsonb``,
-``compute.functions_document``) and signatures (``sql.functions_document``).
+``repr.arrays.MdArray``).
+Deliberately not here: values and evaluation (``repr.arrays``, ``repr.jsonb``,
+``expr.functions.document``) and signatures (``sql.functions_document``).
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ Design: a modifier never changes the type string the rest of the engine sees (``
 is ``text``, ``numeric(5,2)`` is ``numeric``).  It is carried beside the type (the catalog's
 ``ColumnDef.typmod``, the binder's cast target) and enforced by an explicit call the binder
 inserts (``typmod_varchar`` / ``typmod_bpchar`` / ``typmod_numeric`` in
-``compute.functions_exact``): silently truncating for an explicit cast, raising 22001 /
+``expr.functions.exact``): silently truncating for an explicit cast, raising 22001 /
 22003 for an assignment (INSERT, UPDATE, DEFAULT).
 ``char(n)`` needs its own type because its comparisons differ (trailing blanks are
 insignificant).  Rather than a second family of operators, values are stored padded to
@@ -21,8 +21,8 @@ text one through that cast, which gives PostgreSQL's bpchar answers
 operator tables.  Values of one ``char(n)`` column all have length ``n``, so grouping and
 ordering on the stored strings agree with the stripped ones.
 Invariant: every (from, to) pair given a context in ``EXTRA_CASTS`` here has a
-``cast_<from>_to_<to>`` implementation in ``compute.functions_exact``.
-Deliberately not here: evaluation (``compute.functions_exact``) or binding.
+``cast_<from>_to_<to>`` implementation in ``expr.functions.exact``.
+Deliberately not here: evaluation (``expr.functions.exact``) or binding.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ T.register_type("bpchar", "character", "S", False, spellings=("bpchar", "char", 
 # the reverse directions are assignment casts); ``NUMERIC_TYPES`` is extended here, before
 # ``sql.functions`` reads it, so every numeric rule covers real.  A real value is the Python
 # float of its shortest decimal form (0.1::real is 0.1, not 0.10000000149011612): equality and
-# order are those of the float32 values, and ``compute.functions_exact`` converts back to the
+# order are those of the float32 values, and ``expr.functions.exact`` converts back to the
 # exact float32 value wherever a real meets a double.
 T.register_type("float4", "real", "N", False, spellings=("float4", "real"))
 T.NUMERIC_TYPES = ("int2", "int4", "int8", "numeric", "float4", "float8")

@@ -7,7 +7,7 @@ list to text implicitly and text to list explicitly, as Materialize documents; a
 list and list to jsonb explicitly).  Like array types, list types are not keys of ``sql.types.TYPES`` (there
 is one per element type): ``sql.types`` asks this module through small hooks.
 Invariant: ``element_type(list_of(t)) == t``; an array of lists does not exist.
-Deliberately not here: values and evaluation (``compute.lists``, ``compute.functions_lists``),
+Deliberately not here: values and evaluation (``repr.lists``, ``expr.functions.lists``),
 signatures (``sql.functions_lists``) and the ``int list`` syntax (``sql.syntax_lists``).
 """
 from __future__ import annotations

@@ -9,11 +9,11 @@ import random
 
 import pytest
 
+from expr.functions.document import ordered_aggregate
+from expr.relation import AggregateExpr, Get, Reduce
+from expr.scalar import Call, Column, If, Literal
 import mzlite
-from compute.functions_document import ordered_aggregate
-from compute.ids import user
-from compute.relation import AggregateExpr, Get, Reduce
-from compute.scalar import Call, Column, If, Literal
+from repr.ids import user
 from tests.test_operators_harness import run_reference_check, small_int
 
 A = user(1)

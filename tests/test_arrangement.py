@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from compute.arrangement import Batch, ReadHandle, SinceError, Spine, build_batch
-from compute.registry import FrozenArrangement
+from compute.arrangement.spine import Batch, ReadHandle, SinceError, Spine, build_batch
+from compute.replica.registry import FrozenArrangement
 
 
 def key0(row):

@@ -1,4 +1,4 @@
-"""Arrays (compute.arrays and the SQL surface), against PostgreSQL 15's answers.
+"""Arrays (repr.arrays and the SQL surface), against PostgreSQL 15's answers.
 
 Array text output/input round trips by hypothesis (PostgreSQL's quoting rules), the order
 of arrays with NULL elements, ANY/ALL three-valued logic, unnest, and the API (lists in,
@@ -6,15 +6,14 @@ lists out).  Expected strings come from PostgreSQL 15 for the same expressions.
 """
 from __future__ import annotations
 
+from hypothesis import given, settings, strategies as st
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-import compute.functions  # noqa: F401  (registers the array text output, also when this file runs alone)
+import expr.functions  # noqa: F401  (registers the array text output, also when this file runs alone)
+from expr.functions.text import to_text
 import mzlite
-from compute.arrays import Array, array_out, parse_array
-from compute.errors import EvalError
-from compute.functions_text import to_text
+from repr.arrays import Array, array_out, parse_array
+from repr.errors import EvalError
 
 texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=6)
 

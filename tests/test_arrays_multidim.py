@@ -1,6 +1,6 @@
 """Multi-dimensional arrays, ARRAY(SELECT ...) and unnest(a, b, ...) (issue 8).
 
-``compute.arrays``: hypothesis round trips of nested arrays through PostgreSQL's text form,
+``repr.arrays``: hypothesis round trips of nested arrays through PostgreSQL's text form,
 shape-aware equality/hash, and the btree order (elements, then element count, then number of
 dimensions, then dimension lengths) against a model; then end to end: a correlated
 ARRAY(SELECT ...) and subscripts inside an indexed view and a materialized view as rows come
@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import functools
 
+from hypothesis import given, settings, strategies as st
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-import compute.functions  # noqa: F401  (registers the array functions)
+import expr.functions  # noqa: F401  (registers the array functions)
+from expr.functions import FUNCTIONS
+from expr.functions.text import to_text
 import mzlite
-from compute.arrays import Array, MdArray, array_out, make_array, parse_array, unnest_zip
-from compute.errors import EvalError
-from compute.functions import FUNCTIONS
-from compute.functions_text import to_text
+from repr.arrays import Array, MdArray, array_out, make_array, parse_array, unnest_zip
+from repr.errors import EvalError
 
 
 @st.composite

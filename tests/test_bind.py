@@ -16,12 +16,11 @@ from decimal import Decimal
 
 import pytest
 
-from compute.ids import user
-from compute.relation import Constant, Get, Reduce, TopK
-from compute.scalar import Call, CallMzNow, Column, Literal
-from planner import plan_statement
-from planner import plans as P
+from expr.relation import Constant, Get, Reduce, TopK
+from expr.scalar import Call, CallMzNow, Column, Literal
+from planner import plan_statement, plans as P
 from planner.catalog import Catalog, CatalogItem, ColumnDef
+from repr.ids import user
 from sql import errors
 from sql.parse import parse_statements
 

@@ -9,15 +9,14 @@ FALSE rows (``nulls = _distinct(n2, w)`` dropping S-side NULLs) fails within the
 from __future__ import annotations
 
 import duckdb
+from hypothesis import HealthCheck, given, settings, strategies as st
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from compute import reference
-from compute.ids import user
 from planner import plan_statement
 from planner.catalog import Catalog, CatalogItem, ColumnDef
+from repr.ids import user
 from sql.parse import parse_statements
+from tests.support import reference
 
 T_ROWS = [(1, 10), (2, 20), (2, None), (3, 30), (None, 40), (4, 10), (4, 10), (None, None)]
 U_ROWS = [(1, 100), (2, 20), (2, 201), (5, None), (None, 600), (3, 30)]

@@ -13,19 +13,19 @@ Sabotage runs (each made once, saw red, restored):
 """
 from __future__ import annotations
 
-import math
 from decimal import Decimal
+import math
 
 import duckdb
 import pytest
 
-from compute import reference
-from compute.errors import EvalError
-from compute.ids import user
-from compute.relation import ColumnOrder
+from expr.relation import ColumnOrder
 from planner import plan_statement
 from planner.catalog import Catalog, CatalogItem, ColumnDef
+from repr.errors import EvalError
+from repr.ids import user
 from sql.parse import parse_statements
+from tests.support import reference
 
 TABLES = {
     "t": ([("a", "int4"), ("b", "int4"), ("c", "text")],
@@ -41,9 +41,9 @@ DUCK_TYPES = {"int4": "INTEGER", "text": "VARCHAR", "int8": "BIGINT"}
 
 @pytest.fixture(scope="module")
 def env():
-    from compute import functions as cf
+    from expr import functions as cf
     added = "raise_cardinality" not in cf.FUNCTIONS
-    if added:  # stand-in until compute.functions implements it (see decorrelate.CARDINALITY_FUNC)
+    if added:  # stand-in until expr.functions implements it (see decorrelate.CARDINALITY_FUNC)
         def boom():
             raise EvalError("21000", "more than one row returned by a subquery used as an expression")
         cf.FUNCTIONS["raise_cardinality"] = cf.FuncImpl(boom, strict=False)

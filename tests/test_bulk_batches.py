@@ -1,13 +1,13 @@
 """C-level paths for large batches: each must give exactly what the per-row path gives.
 
-- ``compute.batch.batch_at`` over a dict's items (an index export's collector);
+- ``compute.arrangement.batch.batch_at`` over a dict's items (an index export's collector);
 - ``Batch.single`` (no key has two entries) and the reads that use it:
   ``ReadHandle.snapshot`` and ``ReadHandle.snapshot_pairs``;
-- ``compute.render._Collector.add`` (one ``dict`` merge for a chunk of distinct new rows),
+- ``compute.render.dataflow._Collector.add`` (one ``dict`` merge for a chunk of distinct new rows),
   ``add_mapping`` (a whole snapshot dict) and ``add_whole`` (a table's write taken as its
   log entry by an index on the table);
-- ``compute.batch._grouped_flag``'s pairing of keys whose two entries are adjacent;
-- ``compute.batch.merge_batches``: one C-level copy and update, and re-consolidation of
+- ``compute.arrangement.batch._grouped_flag``'s pairing of keys whose two entries are adjacent;
+- ``compute.arrangement.batch.merge_batches``: one C-level copy and update, and re-consolidation of
   only the keys ``Batch.revisited`` names.
 """
 from __future__ import annotations
@@ -16,10 +16,10 @@ import random
 
 import pytest
 
-from compute.arrangement import Spine
-from compute.batch import batch_at, entries
-from compute.ids import GlobalId
-from compute.render import _Collector
+from compute.arrangement.batch import batch_at, entries
+from compute.arrangement.spine import Spine
+from compute.render.dataflow import _Collector
+from repr.ids import GlobalId
 
 
 def _key0(row):
@@ -100,7 +100,7 @@ def test_a_large_batch_of_plain_rows_is_not_tracked_by_the_cyclic_collector(monk
     generation walks it."""
     import gc
 
-    from compute import batch as B
+    from compute.arrangement import batch as B
     monkeypatch.setattr(B, "UNTRACK_MIN_ENTRIES", 1000)
     counts = {(i, f"r{i % 7}", i * 3): 1 for i in range(5000)}
     b = batch_at(_key0, counts.items(), 5, 0, 6)
@@ -117,7 +117,7 @@ def test_keys_in_adjacent_pairs_group_as_the_general_path(case):
     general ``_grouped``, with the same result, entries in input order.  Sabotage: pairing
     ``(ents[1::2], ents[0::2])`` -> the entries of each key in the wrong order; without the
     ``len(by_key) * 2 == n`` check -> a key listed four times keeps only two entries."""
-    from compute.batch import _grouped, _grouped_flag
+    from compute.arrangement.batch import _grouped, _grouped_flag
     if case == "four_adjacent":
         keys = [1, 1, 1, 1, 2, 2]
     else:
@@ -134,8 +134,8 @@ def test_an_index_on_a_table_takes_each_write_whole(monkeypatch):
     (``_Collector.add_whole``): no ``row -> count`` dict of the changed rows is built.
     Sabotage: ``Dataflow._queue_input`` without its whole-entry branch -> the write's pairs
     go through ``_Collector.add``."""
+    from compute.render import dataflow as render
     import mzlite
-    from compute import render
     added = []
     real_add = render._Collector.add
     monkeypatch.setattr(render._Collector, "add",
@@ -185,7 +185,7 @@ def test_merges_reconsolidate_revisited_keys_against_a_recomputation(seed):
     one row at two times is missing from ``Batch.revisited``.  Sabotage: ``merge_batches``
     taking no candidates from ``revisited`` -- an insert and a later delete of one row,
     brought together by an earlier merge, stayed in the batch after since passed both."""
-    from compute.batch import merge_batches
+    from compute.arrangement.batch import merge_batches
     rng = random.Random(seed)
     batches = []
     for t in range(12):

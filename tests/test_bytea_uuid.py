@@ -7,9 +7,9 @@ import uuid
 
 import pytest
 
+from expr.functions.document import bytea_in, bytea_out, uuid_in
 import mzlite
-from compute.errors import EvalError
-from compute.functions_document import bytea_in, bytea_out, uuid_in
+from repr.errors import EvalError
 
 
 @pytest.mark.parametrize("text, want", [("abc", "\\x616263"), ("\\x616263", "\\x616263"), ("\\x 41 42", "\\x4142"),

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from compute.ids import user
 from planner.catalog import Catalog, CatalogItem, ColumnDef
+from repr.ids import user
 from sql import errors
 
 

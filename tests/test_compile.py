@@ -1,18 +1,18 @@
-"""Tests of compute.compile: generated code equals a naive tree walker, laziness, MFP order."""
+"""Tests of expr.compile: generated code equals a naive tree walker, laziness, MFP order."""
 from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+import pytest
 
-from compute import compile as cc
-from compute.compile import (compile_mfp, compile_mfp_row, compile_predicates, compile_scalar,
-                             evaluate_constant, generated_source)
-from compute.errors import EvalError
-from compute.functions import FUNCTIONS
-from compute.mfp import MapFilterProject
-from compute.scalar import Call, CallMzNow, Column, If, Literal
+from expr import compile as cc
+from expr.compile import (compile_mfp, compile_mfp_row, compile_predicates, compile_scalar, evaluate_constant,
+                          generated_source)
+from expr.functions import FUNCTIONS
+from expr.mfp import MapFilterProject
+from expr.scalar import Call, CallMzNow, Column, If, Literal
+from repr.errors import EvalError
 
 
 def L(v, t="int4"):
@@ -158,7 +158,7 @@ def test_mfp_over_pairs_keeps_the_pairs_of_rows_kept_whole():
     over stored rows then arranges the stored tuples); one that projects builds new rows
     with their diffs, and both agree with the row-wise MFP.  Sabotage: ``compile_mfp_pairs``
     without ``kept_whole`` -> a new pair per kept row."""
-    from compute.compile import compile_mfp_pairs
+    from expr.compile import compile_mfp_pairs
     pairs = [((1, None, 3), 1), ((2, 5, 6), -1), ((3, 7, None), 2)]
     keep = Call("is_not_null", (Column(1),), "bool")
     out, errs = compile_mfp_pairs(MapFilterProject(3, (), (keep,), (0, 1, 2)))(pairs)

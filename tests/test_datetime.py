@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import datetime as dt
 
+from hypothesis import given, settings, strategies as st
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from expr.functions.text import to_text
 import mzlite
-from compute.dates import (Interval, interval_out, parse_date, parse_interval, parse_time, parse_timestamp,
-                           parse_timestamptz)
-from compute.functions_text import to_text
 from mzlite.oracle import ManualClock
+from repr.dates import (Interval, interval_out, parse_date, parse_interval, parse_time, parse_timestamp,
+                        parse_timestamptz)
 
 UTC = dt.timezone.utc
 
@@ -323,8 +322,8 @@ def test_datetime_text_roundtrip(d, ts, t):
 def test_timestamp_plus_interval_and_difference(ts, days, us):
     """``(ts + iv) - ts`` has the span of ``iv`` (days and time, no months), and a month
     added to the 31st lands on the month's last day."""
-    from compute.dates import add_interval, sub_timestamps
-    from compute.errors import EvalError
+    from repr.dates import add_interval, sub_timestamps
+    from repr.errors import EvalError
     iv = Interval(0, days, us)
     try:
         moved = add_interval(ts, iv)
@@ -510,8 +509,8 @@ def test_mz_now_converts_to_timestamptz(clocked):
                  st.from_regex(r"\A\d{1,6}-\d{1,3}-\d{1,3}( \d{1,3}:\d{1,3}(:\d{1,3}(\.\d{0,9})?)?)?([+-]\d{1,4}|Z)?\Z")))
 def test_input_functions_raise_only_eval_errors(text):
     """Garbage in, a SQLSTATE out: no bare Python exception escapes an input function."""
-    from compute.dates import PARSERS
-    from compute.errors import EvalError
+    from repr.dates import PARSERS
+    from repr.errors import EvalError
     for parse in PARSERS.values():
         try:
             parse(text)

@@ -1,6 +1,6 @@
 """``infinity``/``-infinity`` of date, timestamp and timestamptz (issue 8).
 
-The two ``compute.dates_infinity`` singletons are compared with Python's ``date`` and
+The two ``repr.dates_infinity`` singletons are compared with Python's ``date`` and
 ``datetime`` from both sides, so a column mixing them sorts, groups and deduplicates as
 PostgreSQL orders it (checked with hypothesis against a key that puts -infinity first and
 infinity last).  End to end: input, output text, isfinite, arithmetic, extract, and a
@@ -13,14 +13,13 @@ from __future__ import annotations
 import datetime as dt
 import pickle
 
+from hypothesis import given, settings, strategies as st
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from expr.functions.text import to_text
 import mzlite
-from compute.dates import INFINITY, NEG_INFINITY, parse_date, parse_timestamp, parse_timestamptz
-from compute.dates_infinity import DateInfinity
-from compute.functions_text import to_text
+from repr.dates import INFINITY, NEG_INFINITY, parse_date, parse_timestamp, parse_timestamptz
+from repr.dates_infinity import DateInfinity
 
 UTC = dt.timezone.utc
 

@@ -1,6 +1,6 @@
 """timestamp(p) / timestamptz(p) / time(p) / interval(p) and interval field qualifiers (issue 8).
 
-``compute.dates_typmod`` is checked against a model of PostgreSQL's arithmetic written
+``repr.dates_typmod`` is checked against a model of PostgreSQL's arithmetic written
 independently here (microseconds counted from 2000-01-01, ``(t + half) / scale * scale``
 mirrored below zero), over hypothesis-chosen values; then end to end: a cast rounds, an
 INSERT/UPDATE into a typed column rounds, and maintained objects hold the rounded values,
@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+from hypothesis import given, strategies as st
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import mzlite
-from compute.dates import INFINITY, Interval
-from compute.dates_typmod import typmod_interval, typmod_time, typmod_timestamp
-from compute.errors import EvalError
+from repr.dates import INFINITY, Interval
+from repr.dates_typmod import typmod_interval, typmod_time, typmod_timestamp
+from repr.errors import EvalError
 
 PG_EPOCH = dt.datetime(2000, 1, 1)
 

@@ -1,4 +1,4 @@
-"""Differential test: generated queries (tests/querygen.py) run on mzlite and on PostgreSQL 15,
+"""Differential test: generated queries (tests/support/querygen.py) run on mzlite and on PostgreSQL 15,
 answers compared as multisets; an error must be an error on both sides.
 
 Each round loads the same tables into a fresh mzlite database and a private PostgreSQL database,
@@ -15,7 +15,7 @@ Each run uses its own database on that server, dropped at the end.
 Knobs: ``MZLITE_DIFF_QUERIES=N`` (queries per flag value, default 60, so 120 in all: about
 a minute on a 2-core machine, most of it mzlite optimizing six-way joins),
 ``MZLITE_DIFF_SEED=S`` (the base seed, default 0), ``MZLITE_DIFF_ROUND=R`` (run only round seed
-R: the reproduction a failure prints; ``python -m tests.querygen R`` prints its SQL).
+R: the reproduction a failure prints; ``python -m tests.support.querygen R`` prints its SQL).
 
 Normalization: numbers (int, Decimal, float) compare by value rounded to 11 significant digits
 (PostgreSQL and Materialize give numeric quotients different precisions; float sums depend on
@@ -24,19 +24,19 @@ order), text and bool exactly, NULL as NULL.
 from __future__ import annotations
 
 import collections
+from decimal import Decimal
 import math
 import os
 import shutil
 import subprocess
 import uuid
-from decimal import Decimal
 
 import pytest
 
 import mzlite
 from slt.engines import EngineError
 from slt.pgwire import PostgresEngine
-from tests import querygen
+from tests.support import querygen
 
 ROUND_SIZE = 20
 DML_STEPS = 2
@@ -196,7 +196,7 @@ def run_round(pg, flag, seed, n_queries=ROUND_SIZE, dml_steps=DML_STEPS):
     stats = collections.Counter()
     mismatches, pg_errors = [], []
     repro = (f"reproduce: MZLITE_DIFF_ROUND={seed} python -m pytest -q tests/test_differential_pg.py "
-             f"-k {flag}   (SQL: python -m tests.querygen {seed} {n_queries})")
+             f"-k {flag}   (SQL: python -m tests.support.querygen {seed} {n_queries})")
 
     def report(where, i, sql, diff):
         mismatches.append(f"[round {seed}, query {i}, {where}, interactive runtime {flag}]\n"

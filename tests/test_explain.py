@@ -6,21 +6,16 @@ Sabotages tried (each turned a named test red, then was restored):
 """
 import pytest
 
-from compute import reference
-from compute.ids import transient, user
-from compute.protocol import RowSetFinishing
-from compute.relation import (
-    AggregateExpr, ColumnOrder, Constant, Filter, Get, Join, Let, LocalId, Map, Project,
-    Reduce, TopK, Union,
-)
-from compute.scalar import Call, Column, Literal
-from compute.timestamp import MAX
-
-from planner.explain import (
-    dataflow_runtime, explain_dataflow, explain_expr, explain_peek, explain_scalar,
-)
+from expr.finishing import RowSetFinishing
+from expr.relation import (AggregateExpr, ColumnOrder, Constant, Filter, Get, Join, Let, LocalId, Map,
+                           Project, Reduce, TopK, Union)
+from expr.scalar import Call, Column, Literal
+from planner.explain import dataflow_runtime, explain_dataflow, explain_expr, explain_peek, explain_scalar
 from planner.lower import SimpleCatalog, build_materialized_view_dataflow, build_peek_dataflow
 from planner.peek import AvailableIndex, plan_peek
+from repr.ids import transient, user
+from repr.timestamp import MAX
+from tests.support import reference
 
 
 @pytest.fixture(autouse=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+import compute.render.reduce as reduce_op
 import mzlite
-import compute.operators.reduce as reduce_op
 
 FLAGS = ("true", "false")
 

@@ -1,19 +1,19 @@
-"""Table-driven tests of sql.functions (signatures) and compute.functions (implementations).
+"""Table-driven tests of sql.functions (signatures) and expr.functions (implementations).
 
 Expected values and SQLSTATEs were checked against PostgreSQL 15 (a throwaway server,
 not needed to run these tests).
 """
 from __future__ import annotations
 
-import math
 from decimal import Decimal as D
+import math
 
 import pytest
 
-from compute.compile import compile_scalar
-from compute.errors import EvalError
-from compute.functions import FUNCTIONS, avg_finish, float8_out, sum_finish, variance_finish
-from compute.scalar import Call, Literal
+from expr.compile import compile_scalar
+from expr.functions import FUNCTIONS, avg_finish, float8_out, sum_finish, variance_finish
+from expr.scalar import Call, Literal
+from repr.errors import EvalError
 from sql.errors import Error
 from sql.functions import (AggResolution, Resolution, aggregate_names, all_func_ids, resolve_aggregate,
                            resolve_cast, resolve_function, resolve_operator)
@@ -219,7 +219,7 @@ def test_every_strict_function_returns_null_on_null():
     non_strict |= {"to_jsonb", "jsonb_build_object", "jsonb_build_array", "array_create", "array_slice",
                    "array_position", "array_to_string", "array_cat", "array_append", "array_prepend",
                    "array_remove", "array_replace", "array_any", "array_all", "string_to_array"}
-    non_strict |= {"array_create_md"}  # ARRAY[sub, ...]: NULL sub-arrays (compute.functions_arrays)
+    non_strict |= {"array_create_md"}  # ARRAY[sub, ...]: NULL sub-arrays (expr.functions.arrays)
     non_strict |= {"list_create", "list_slice", "list_cat", "list_append", "list_prepend", "list_remove"}  # lists
     assert {n for n, impl in FUNCTIONS.items() if not impl.strict} == non_strict
     for name, impl in FUNCTIONS.items():
@@ -412,6 +412,7 @@ def test_implementations_return_the_resolved_type():
     Python type of the SQL return type.  Sabotage: round_float8 as ``round(a)`` (an int)
     -> fails (seen red)."""
     import itertools
+
     from sql import functions as SF
     sigs = [s for sigs in SF._FUNCS.values() for s in sigs] + [s for sigs in SF._OPS.values() for s in sigs]
     for sig in sigs:
@@ -485,7 +486,7 @@ def test_variance_finish():
 # ---- date/time family ----
 import datetime as _pydt  # noqa: E402
 
-from compute.dates import Interval as _Interval  # noqa: E402
+from repr.dates import Interval as _Interval  # noqa: E402
 
 PY_TYPE.update({"date": _pydt.date, "time": _pydt.time, "timestamp": _pydt.datetime, "timestamptz": _pydt.datetime,
                 "interval": _Interval})
@@ -507,8 +508,8 @@ SAMPLES.update({"float4": [0.0, 0.1, -2.25, 3.4e38], "bpchar": ["a  ", "ab", ""]
 # ---- bytea, uuid, jsonb, arrays ----
 import uuid as _uuid  # noqa: E402
 
-from compute.arrays import Array as _Array  # noqa: E402
-from compute.jsonb import Jsonb as _Jsonb, parse_jsonb as _pj  # noqa: E402
+from repr.arrays import Array as _Array  # noqa: E402
+from repr.jsonb import Jsonb as _Jsonb, parse_jsonb as _pj  # noqa: E402
 
 PY_TYPE.update({"bytea": bytes, "uuid": _uuid.UUID, "jsonb": _Jsonb, "text[]": _Array})
 SAMPLES.update({"bytea": [b"", b"\x00ab"], "uuid": [_uuid.UUID(int=5)],

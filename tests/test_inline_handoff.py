@@ -16,7 +16,7 @@ import decimal
 import threading
 import time
 
-from compute.driver import RuntimeDriver
+from compute.replica.driver import RuntimeDriver
 
 WAIT = 10.0
 
@@ -144,7 +144,7 @@ def test_an_idle_runtime_handles_the_command_on_the_senders_thread():
 def test_inline_work_runs_with_the_numeric_context_of_the_runtime_thread():
     """Sabotage: ``_work_inline`` without ``decimal.localcontext(NUMERIC_CONTEXT)`` -> the
     sender's 28-digit default context is seen."""
-    from compute.functions import NUMERIC_CONTEXT
+    from expr.functions import NUMERIC_CONTEXT
     rt = _Runtime()
     d = _driver(rt)
     try:

@@ -26,17 +26,19 @@ if it ever stopped being able to see them.
 """
 from __future__ import annotations
 
-import pytest
 from dataclasses import dataclass, field
 
+import pytest
+
 from compute.errors import ComputeProtocolError
-from compute.mfp import MapFilterProject
 from compute.multiplexer import Multiplexer, QueuedEndpoint
-from compute.protocol import (AllowCompaction, CancelPeek, CreateDataflow, Frontiers, Peek,
-                              PeekCanceled, PeekResponse, PeekRows, RowSetFinishing)
-from compute.registry import SharedArrangementRegistry
-from compute.runtime import Runtime
-from compute.timestamp import frontier_le
+from compute.protocol import (AllowCompaction, CancelPeek, CreateDataflow, Frontiers, Peek, PeekCanceled,
+                              PeekResponse, PeekRows)
+from compute.replica.registry import SharedArrangementRegistry
+from compute.replica.runtime import Runtime
+from expr.finishing import RowSetFinishing
+from expr.mfp import MapFilterProject
+from repr.timestamp import frontier_le
 from tests.test_runtime_support import StandinDataflow, index_desc, peek_dataflow, t, table, u
 
 ROWS = [(1, "a"), (2, "b")]
@@ -230,7 +232,7 @@ def explore(sc: Scenario, **flags):
 def factory(request):
     if request.param == "standin":
         return StandinDataflow
-    from compute.render import Dataflow
+    from compute.render.dataflow import Dataflow
     return Dataflow
 
 

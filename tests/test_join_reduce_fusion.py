@@ -14,8 +14,8 @@ import random
 
 import pytest
 
+from compute.render.join import JoinOp
 import mzlite
-from compute.operators.join import JoinOp
 
 VIEW = ("SELECT b.g, count(*) AS n, sum(a.v) AS s, count(a.v) AS nv "
         "FROM a JOIN b ON a.k = b.k GROUP BY b.g")

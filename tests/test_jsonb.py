@@ -1,20 +1,19 @@
-"""jsonb: the value class (compute.jsonb) and the SQL surface, against PostgreSQL 15's answers.
+"""jsonb: the value class (repr.jsonb) and the SQL surface, against PostgreSQL 15's answers.
 
 Text -> value -> text round trips and the total order are checked by hypothesis; the
 expected strings were obtained from PostgreSQL 15 (psql) for the same inputs.
 """
 from __future__ import annotations
 
-import json
 from decimal import Decimal
+import json
 
+from hypothesis import given, settings, strategies as st
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import mzlite
-from compute.errors import EvalError
-from compute.jsonb import Jsonb, jsonb_out, make, parse_jsonb, to_python
+from repr.errors import EvalError
+from repr.jsonb import Jsonb, jsonb_out, make, parse_jsonb, to_python
 
 # (input, PostgreSQL 15's jsonb output)
 PG_IO = [

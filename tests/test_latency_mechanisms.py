@@ -2,13 +2,13 @@
 
 - ``Multiplexer.deliver_peek_responses``: a peek's answer goes to the controller on the
   answering runtime's thread, not through the merged queue and its receiving thread.
-- ``compute.driver.Urgency``: the interactive runtime's queued commands and a woken reader
+- ``compute.replica.driver.Urgency``: the interactive runtime's queued commands and a woken reader
   make maintenance step aside (briefly) between its steps and shorten the switch interval,
   so the GIL goes to them.
-- ``compute.driver.BulkGC``: a long busy period raises the young GC threshold until idle.
-- ``compute.graveyard.Graveyard``: a dropped dataflow is freed a slice per step, and only
+- ``compute.replica.driver.BulkGC``: a long busy period raises the young GC threshold until idle.
+- ``compute.replica.graveyard.Graveyard``: a dropped dataflow is freed a slice per step, and only
   what nobody else holds is taken apart.
-- ``compute.driver.deferred_wakes``: a writer's commit flags the runtimes' work without
+- ``compute.replica.driver.deferred_wakes``: a writer's commit flags the runtimes' work without
   waking their threads; the writer assists, and announces what is left before it blocks.
 
 Synchronisation is on events the code under test sets, never on sleeps.
@@ -20,13 +20,13 @@ import threading
 
 import pytest
 
-import mzlite
-from compute.arrangement import Spine
-from compute.driver import RuntimeDriver, Urgency
-from compute.graveyard import Graveyard
-from compute.ids import GlobalId
+from compute.arrangement.spine import Spine
 from compute.multiplexer import Multiplexer
 from compute.protocol import Frontiers, PeekResponse, PeekRows
+from compute.replica.driver import RuntimeDriver, Urgency
+from compute.replica.graveyard import Graveyard
+import mzlite
+from repr.ids import GlobalId
 
 WAIT = 10.0
 
@@ -195,9 +195,9 @@ def test_an_answer_from_another_thread_raises_and_lowers_urgency_once(monkeypatc
     goes on).  Sabotage: ``ComputeController.peek`` not lowering -> pending stays above zero;
     the controller not raising -> ``raised`` stays 0 for the threaded answers; raising for
     inline answers too -> ``raised`` is 3 for them."""
+    from expr.finishing import RowSetFinishing
+    from expr.mfp import MapFilterProject
     import mzlite.controller as controller
-    from compute.mfp import MapFilterProject
-    from compute.protocol import RowSetFinishing
     urg = _RecordingUrgency()
     monkeypatch.setattr(controller, "URGENT", urg)
     ctl = controller.ComputeController(Multiplexer(_AnsweringEndpoint(inline)))
@@ -252,7 +252,7 @@ def test_the_graveyard_never_takes_apart_what_someone_else_holds():
 def test_dropping_an_indexed_view_frees_it_through_the_graveyard():
     """The runtime buries a dropped dataflow and works it off over later steps.  Sabotage:
     ``_drop_dataflow`` not burying -> nothing is ever buried."""
-    from compute import graveyard as G
+    from compute.replica import graveyard as G
     buried = []
     orig = G.Graveyard.bury
 
@@ -301,7 +301,7 @@ def test_a_long_busy_period_raises_the_young_gc_threshold_until_the_runtime_is_i
     threshold -> the third threshold is unchanged."""
     import gc
 
-    from compute import driver as D
+    from compute.replica import driver as D
     before = gc.get_threshold()
     seen = []
 
@@ -320,7 +320,7 @@ def test_a_long_busy_period_raises_the_young_gc_threshold_until_the_runtime_is_i
 def test_bulk_gc_leaves_a_disabled_threshold_and_a_programs_later_change_alone():
     import gc
 
-    from compute.driver import BulkGC
+    from compute.replica.driver import BulkGC
     before = gc.get_threshold()
     try:
         g = BulkGC()
@@ -346,7 +346,7 @@ def test_the_switch_interval_is_the_least_requested_and_the_programs_own_afterwa
     while the busy request still stands."""
     import sys
 
-    from compute.driver import SwitchIntervals
+    from compute.replica.driver import SwitchIntervals
     before = sys.getswitchinterval()
     si = SwitchIntervals()
     busy, urgent = object(), object()
@@ -370,8 +370,8 @@ def test_since_advances_in_steps_of_a_tenth_of_the_compaction_window(window):
     """A frontier report a millisecond moves since only once it has moved a tenth of the
     window (with no window, every time).  Sabotage: the step removed from ``_maybe_compact``
     -> an AllowCompaction per report (1000 instead of 10)."""
-    import mzlite.controller as controller
     from compute.protocol import AllowCompaction
+    import mzlite.controller as controller
     end = _Endpoint()
     ctl = controller.ComputeController(Multiplexer(end), window)
     try:
@@ -487,7 +487,7 @@ def test_wakes_deferred_by_a_writer_leave_the_runtime_thread_parked_while_it_ass
     waits.  Before the write, a wake notifies at once.  Sabotages: ``wake`` notifying
     inside the block -> a notification before the assist; ``flush_deferred_wakes``
     notifying nobody -> the work flagged in a block nobody assisted was never announced."""
-    from compute.driver import defer_wakes, deferred_wakes
+    from compute.replica.driver import defer_wakes, deferred_wakes
     rt = _FakeRuntime(steps_with_work=2)
     with _parked_driver(rt) as (d, cond):
         with deferred_wakes():
@@ -552,7 +552,7 @@ def test_an_idle_inline_step_spends_the_wakes_it_saw():
     ``_step_inline`` leaving ``_woken`` set after its idle step -> the block's end notified
     the thread for work already done; clearing it without comparing ``_wake_seq`` -> the
     wake that came during the idle step was lost."""
-    from compute.driver import defer_wakes, deferred_wakes
+    from compute.replica.driver import defer_wakes, deferred_wakes
     rt = _SelfWakingRuntime(steps_with_work=3)
     with _parked_driver(rt) as (d, cond):
         with deferred_wakes():
@@ -576,15 +576,16 @@ def test_an_idle_inline_step_spends_the_wakes_it_saw():
 
 
 def test_a_commit_defers_the_wakes_of_its_block_and_a_read_does_not():
-    """``TableStorage.commit`` starts deferring the wakes of the block it runs in (a read's
-    block defers none), and nothing outside a block.  Sabotage: ``commit`` without
-    ``defer_wakes`` -> the write's block never deferred a wake."""
-    from compute import driver
-    from compute.driver import deferred_wakes
-    from compute.ids import GlobalId
+    """``TableStorage.commit`` starts deferring the wakes of the block it runs in (through the
+    ``on_commit`` hook the adapter passes; a read's block defers none), and nothing outside a
+    block.  Sabotage: ``commit`` without calling ``on_commit`` -> the write's block never
+    deferred a wake."""
+    from compute.replica import driver
+    from compute.replica.driver import defer_wakes, deferred_wakes
     from mzlite.oracle import TimestampOracle
-    from mzlite.storage import TableStorage
-    storage = TableStorage(TimestampOracle())
+    from repr.ids import GlobalId
+    from storage.tables import TableStorage
+    storage = TableStorage(TimestampOracle(), on_commit=defer_wakes)
     gid = GlobalId("u", 1)
     storage.create_table(gid, 1)
     storage.commit({gid: [((1,), 1)]})  # outside a block

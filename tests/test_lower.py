@@ -10,18 +10,15 @@ defines them.  Sabotages tried (each turned a named test red, then was restored)
 """
 import pytest
 
-from compute import reference
 from compute.dataflow import BuildDesc, IndexExport, IndexImport, SinkExport, SourceImport
-from compute.ids import transient, user
-from compute.relation import Filter, Get, Join, Project
-from compute.scalar import Call, Column, Literal
-from compute.timestamp import MAX
-
-from planner.lower import (
-    SimpleCatalog, build_dataflow, build_index_dataflow, build_materialized_view_dataflow,
-    build_peek_dataflow, build_subscribe_dataflow,
-)
+from expr.relation import Filter, Get, Join, Project
+from expr.scalar import Call, Column, Literal
+from planner.lower import (SimpleCatalog, build_dataflow, build_index_dataflow,
+                           build_materialized_view_dataflow, build_peek_dataflow, build_subscribe_dataflow)
 from planner.peek import AvailableIndex
+from repr.ids import transient, user
+from repr.timestamp import MAX
+from tests.support import reference
 
 
 @pytest.fixture(autouse=True)
@@ -137,8 +134,8 @@ def test_indexed_join_input_is_lifted_to_a_bare_get():
     """The join operator reuses an imported arrangement only for a bare Get keyed by the
     join key.  Sabotage: lowering without lift_join_input_mfps leaves Project(Filter(Get))
     under the join -> red."""
+    from expr.relation import Map
     from planner.lower import lift_join_input_mfps
-    from compute.relation import Map
     notnull = Call("is_not_null", (Column(1),), "bool")
     right = Project(Map(Filter(t2, (notnull,)), (Call("add", (Column(0), Column(1)), "int4"),)), (2, 1))
     j = Join((t1, right), ((Column(0), Column(3)),))
@@ -152,8 +149,8 @@ def test_indexed_join_input_is_lifted_to_a_bare_get():
 
 
 def test_join_input_not_lifted_when_keyed_on_a_computed_column():
+    from expr.relation import Map
     from planner.lower import lift_join_input_mfps
-    from compute.relation import Map
     right = Map(t2, (Call("add", (Column(0), Column(1)), "int4"),))
     j = Join((t1, right), ((Column(0), Column(4)),))
     assert lift_join_input_mfps(j, (IndexImport(IX_T2_1, T2, (Column(1),), 2),)) == j
@@ -161,9 +158,10 @@ def test_join_input_not_lifted_when_keyed_on_a_computed_column():
 
 def test_lifting_leaves_results_unchanged_on_random_plans():
     import random
+
     from planner.lower import lift_join_input_mfps
     from planner.optimize import optimize
-    from planner.optimize.random_plans import TABLES, random_data, random_plan
+    from tests.support.random_plans import TABLES, random_data, random_plan
     imports = tuple(IndexImport(user(100 + g.n), g, (Column(c),), a)
                     for g, a in TABLES.items() for c in range(a))
     changed = 0
@@ -177,7 +175,7 @@ def test_lifting_leaves_results_unchanged_on_random_plans():
 
 
 def _walk(e):
-    from compute.relation import children
+    from expr.relation import children
     yield e
     for k in children(e):
         yield from _walk(k)

@@ -11,14 +11,14 @@ import pytest
 
 from compute.dataflow import DataflowDescription, IndexExport, SinkExport
 from compute.errors import ComputeProtocolError
-from compute.mfp import MapFilterProject
 from compute.multiplexer import Multiplexer
-from compute.protocol import (AllowCompaction, AllowWrites, CancelPeek, CreateDataflow,
-                              CreateInstance, Frontiers, Hello, InitializationComplete, Peek,
-                              PeekResponse, PeekRows, RowSetFinishing, Schedule, Status,
-                              SubscribeBatch, SubscribeResponse, UpdateConfiguration)
-from compute.scalar import Column
-from compute.timestamp import MAX
+from compute.protocol import (AllowCompaction, AllowWrites, CancelPeek, CreateDataflow, CreateInstance,
+                              Frontiers, Hello, InitializationComplete, Peek, PeekResponse, PeekRows,
+                              Schedule, Status, SubscribeBatch, SubscribeResponse, UpdateConfiguration)
+from expr.finishing import RowSetFinishing
+from expr.mfp import MapFilterProject
+from expr.scalar import Column
+from repr.timestamp import MAX
 from tests.test_runtime_support import index_desc, peek_dataflow, sink_desc, t, u
 
 

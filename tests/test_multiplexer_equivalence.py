@@ -2,22 +2,21 @@
 
 Random workloads (writes, fast-path peeks with and without key lookups, peek dataflows,
 compaction) run through the real Multiplexer and runtimes with the real
-``compute.render.Dataflow``; every answer is checked against the table's own snapshot at
+``compute.render.dataflow.Dataflow``; every answer is checked against the table's own snapshot at
 the peek's timestamp, and the two configurations' answer lists must be equal.  Endpoints
 are stepped by hand in an order hypothesis chooses, then drained to quiescence.
 """
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from compute.mfp import MapFilterProject
 from compute.multiplexer import Multiplexer, QueuedEndpoint
-from compute.protocol import (AllowCompaction, CreateDataflow, Frontiers, Peek, PeekResponse,
-                              PeekRows, RowSetFinishing)
-from compute.registry import SharedArrangementRegistry
-from compute.runtime import Runtime
-from compute.timestamp import frontier_le
+from compute.protocol import AllowCompaction, CreateDataflow, Frontiers, Peek, PeekResponse, PeekRows
+from compute.replica.registry import SharedArrangementRegistry
+from compute.replica.runtime import Runtime
+from expr.finishing import RowSetFinishing
+from expr.mfp import MapFilterProject
+from repr.timestamp import frontier_le
 from tests.test_runtime_support import index_desc, peek_dataflow, t, table, u
 
 ROW = st.tuples(st.integers(0, 4), st.sampled_from(["a", "b", None]))
@@ -30,7 +29,7 @@ OP = st.one_of(
 
 
 def run(ops, order, interactive):
-    from compute.render import Dataflow
+    from compute.render.dataflow import Dataflow
     reg = SharedArrangementRegistry()
     tb = table(u(1), [(0, "a")], 0, 1)
     storage = {u(1): tb}

@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 
 from compute.dataflow import BuildDesc, DataflowDescription, IndexExport
-from compute.ids import user
-from compute.relation import Constant, FlatMap, Get, Join, Reduce, AggregateExpr
-from compute.render import Dataflow
-from compute.scalar import Column, Literal
-from compute.timestamp import MAX
+from compute.render.dataflow import Dataflow
+from expr.relation import AggregateExpr, Constant, FlatMap, Get, Join, Reduce
+from expr.scalar import Column, Literal
+from repr.ids import user
+from repr.timestamp import MAX
 from tests.test_operators_harness import INDEX, make_dataflow, run_reference_check, small_int
 
 A = user(1)

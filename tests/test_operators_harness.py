@@ -2,25 +2,25 @@
 
 ``run_reference_check`` renders one plan into a ``Dataflow`` over storage collections,
 feeds random +1/-1 updates spread over several timestamps, and after every time
-compares the exported index (oks and errs) with ``compute.reference`` evaluated from
+compares the exported index (oks and errs) with ``tests.support.reference`` evaluated from
 scratch over the inputs at that time.  Deterministic: seeded ``random.Random``.
 """
 from __future__ import annotations
 
+from decimal import Decimal
 import math
 import random
-from decimal import Decimal
 
 import pytest
 
-from compute import render
 from compute.dataflow import BuildDesc, DataflowDescription, IndexExport, SourceImport
-from compute.ids import user
-from compute.persist import StorageCollection
-from compute.reference import evaluate_with_errors
-from compute.relation import Get
-from compute.scalar import Column
-from compute.render import Dataflow
+from compute.render import dataflow as render
+from compute.render.dataflow import Dataflow
+from expr.relation import Get
+from expr.scalar import Column
+from repr.ids import user
+from storage.persist import StorageCollection
+from tests.support.reference import evaluate_with_errors
 
 BUILD = user(900)
 INDEX = user(901)
@@ -124,7 +124,7 @@ def small_int(rng, lo=0, hi=4, null_p=0.15):
 def test_harness_detects_a_wrong_answer():
     """The harness itself: a plan whose export is compared against a *different* plan's
     reference must fail (guards against a harness that compares nothing)."""
-    from compute.relation import Negate
+    from expr.relation import Negate
     g = user(1)
     plan = Get(g, 1)
     rng_gen = (1, lambda rng: (rng.randint(0, 3),))

@@ -6,13 +6,13 @@ import random
 import pytest
 
 from compute.dataflow import BuildDesc, DataflowDescription, IndexExport, IndexImport, SourceImport
-from compute.ids import user
-from compute.operators import join as join_mod
-from compute.operators.join import JoinOp
-from compute.persist import StorageCollection
-from compute.relation import ArrangeBy, Filter, Get, Join, Project
-from compute.render import Dataflow
-from compute.scalar import Call, Column, Literal
+from compute.render import join as join_mod
+from compute.render.dataflow import Dataflow
+from compute.render.join import JoinOp
+from expr.relation import ArrangeBy, Filter, Get, Join, Project
+from expr.scalar import Call, Column, Literal
+from repr.ids import user
+from storage.persist import StorageCollection
 from tests.test_operators_harness import run_reference_check, small_int
 
 A, B, C = user(1), user(2), user(3)

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from compute.ids import user
-from compute.mfp import MapFilterProject
-from compute.operators.mfp import MfpOp, split_temporal
-from compute.relation import Filter, Get, Map, Project
-from compute.render import Dataflow
-from compute.scalar import Call, CallMzNow, Column, Literal
+from compute.render.dataflow import Dataflow
+from compute.render.mfp import MfpOp, split_temporal
+from expr.mfp import MapFilterProject
+from expr.relation import Filter, Get, Map, Project
+from expr.scalar import Call, CallMzNow, Column, Literal
+from repr.ids import user
 from tests.test_operators_harness import INDEX, make_dataflow, run_reference_check, small_int
 
 A = user(1)

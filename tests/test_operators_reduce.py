@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from compute.ids import user
-from compute.operators.reduce import ReduceOp
-from compute.relation import AggregateExpr, Get, Reduce
-from compute.scalar import Call, Column, Literal
+from compute.render.reduce import ReduceOp
+from expr.relation import AggregateExpr, Get, Reduce
+from expr.scalar import Call, Column, Literal
+from repr.ids import user
 from tests.test_operators_harness import INDEX, make_dataflow, run_reference_check, small_int
 
 A = user(1)

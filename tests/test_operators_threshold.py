@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from compute.ids import user
-from compute.operators.threshold import ThresholdOp
-from compute.relation import Get, Negate, Reduce, Threshold, Union
-from compute.scalar import Column
+from compute.render.threshold import ThresholdOp
+from expr.relation import Get, Negate, Reduce, Threshold, Union
+from expr.scalar import Column
+from repr.ids import user
 from tests.test_operators_harness import run_reference_check, small_int
 
 A, B = user(1), user(2)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from compute.ids import user
-from compute.operators.topk import TopKOp
-from compute.relation import ColumnOrder, Get, TopK
+from compute.render.topk import TopKOp
+from expr.relation import ColumnOrder, Get, TopK
+from repr.ids import user
 from tests.test_operators_harness import INDEX, make_dataflow, run_reference_check, small_int
 
 A = user(1)

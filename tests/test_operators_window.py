@@ -1,13 +1,14 @@
-"""The window aggregate (``compute.window``) against the from-scratch reference
-(``compute.window_reference``) over random +1/-1 updates, per function and frame."""
+"""The window aggregate (``compute.render.window``) against the from-scratch reference
+(``tests.support.window_reference``) over random +1/-1 updates, per function and frame."""
 from __future__ import annotations
 
 import pytest
 
-from compute.ids import user
-from compute.relation import AggregateExpr, ColumnOrder, FlatMap, Get, Map, Project, Reduce
-from compute.scalar import Call, Column
-from compute.window import PartitionEvaluator, WindowAggregateExpr, WindowFrame, WindowFunc
+from compute.render.window import PartitionEvaluator
+from expr.relation import AggregateExpr, ColumnOrder, FlatMap, Get, Map, Project, Reduce
+from expr.scalar import Call, Column
+from expr.window import WindowAggregateExpr, WindowFrame, WindowFunc
+from repr.ids import user
 from tests.test_operators_harness import run_reference_check, small_int
 
 A = user(1)
@@ -121,8 +122,8 @@ def test_partition_recomputed_only_when_touched():
     """Work is per changed partition: an update to one partition re-evaluates only it.
     Sabotage seen red (patched in memory): marking every group touched after
     ``ReduceOp.push`` evaluates both partitions."""
-    from compute.operators.reduce import ReduceOp
-    from compute import window
+    from compute.render.reduce import ReduceOp
+    from compute.render.window import WindowAgg
     rec = Call("record", (Column(0), Column(1)), "record")
     agg_ = WindowAggregateExpr("window", rec, False, "record", "list",
                                funcs=(WindowFunc("row_number", (), (ColumnOrder(1),), DEFAULT, "int8"),))
@@ -139,12 +140,12 @@ def test_partition_recomputed_only_when_touched():
     oks, _ = op.flush(1)
     assert calls == [2]
     assert sorted(oks) == [((2, ((2, 5, 1), (2, 20, 2))), 1), ((2, ((2, 20, 1),)), -1)]
-    assert window.WindowAgg is type(op.aggs[0])
+    assert WindowAgg is type(op.aggs[0])
 
 
 def test_ntile_and_nth_value_errors():
     ev = PartitionEvaluator([wf("ntile", (1,), order=(ColumnOrder(0),), out="int4")])
-    from compute.errors import EvalError
+    from repr.errors import EvalError
     with pytest.raises(EvalError) as e:
         ev([(1, 0), (2, 0)])
     assert e.value.sqlstate == "22014"

@@ -12,11 +12,11 @@ import random
 
 import pytest
 
-from compute import reference
-from compute.relation import Threshold
+from expr.relation import Threshold
 from planner import optimize as opt
-from planner.optimize.random_plans import random_data, random_plan
 from planner.optimize.util import transform_up
+from tests.support import reference
+from tests.support.random_plans import random_data, random_plan
 
 SEEDS = range(300)
 
@@ -82,8 +82,8 @@ def test_optimize_terminates_and_is_stable():
 
 
 def test_pipeline_unchanged_with_the_real_compiler(monkeypatch):
-    """The same property with compute.compile's scalars (and its constant folding)."""
-    compile_mod = pytest.importorskip("compute.compile")
+    """The same property with expr.compile's scalars (and its constant folding)."""
+    compile_mod = pytest.importorskip("expr.compile")
     monkeypatch.setattr(reference, "default_compiler", lambda: compile_mod.compile_scalar)
     for s in range(200):
         plan = random_plan(s, random.Random(s).randint(1, 4), add_func="add_int4")

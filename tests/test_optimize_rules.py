@@ -11,20 +11,15 @@ Sabotages tried (each turned a test here red, then was restored):
 """
 import pytest
 
-from compute import reference
-from compute.ids import user
-from compute.relation import (
-    AggregateExpr, ColumnOrder, Constant, FlatMap, Get, Join, Let, LocalId, Map, Filter,
-    Negate, Project, Reduce, Threshold, TopK, Union,
-)
-from compute.scalar import Call, CallMzNow, Column, If, Literal
-
-from planner.optimize import (
-    canonicalize_join_equivalences, fold_constants, fuse_map_filter_project, inline_lets,
-    optimize, propagate_empty_collections, push_down_predicates, push_down_projections,
-    simplify_boolean_logic,
-)
+from expr.relation import (AggregateExpr, ColumnOrder, Constant, Filter, FlatMap, Get, Join, Let, LocalId,
+                           Map, Negate, Project, Reduce, Threshold, TopK, Union)
+from expr.scalar import Call, CallMzNow, Column, If, Literal
+from planner.optimize import (canonicalize_join_equivalences, fold_constants, fuse_map_filter_project,
+                              inline_lets, optimize, propagate_empty_collections, push_down_predicates,
+                              push_down_projections, simplify_boolean_logic)
 from planner.optimize.names import make_is_not_null
+from repr.ids import user
+from tests.support import reference
 
 
 @pytest.fixture(autouse=True)
@@ -382,7 +377,8 @@ def test_fuse_flattens_nested_unions():
 def test_optimize_is_idempotent_on_random_plans():
     """Sabotage: dropping the tidy-up after CSE (FINAL_RULES = CSE only) -> red."""
     import random
-    from planner.optimize.random_plans import random_plan
+
+    from tests.support.random_plans import random_plan
     for s in range(300):
         once = optimize(random_plan(s, random.Random(s).randint(1, 5)))
         assert optimize(once) == once, s

@@ -5,12 +5,13 @@ from decimal import Decimal
 
 import pytest
 
-from compute.arrangement import Spine
-from compute.mfp import MapFilterProject
-from compute.peek import answer, finish, is_ready, sort_rows
-from compute.protocol import Peek, PeekError, PeekRows, RowSetFinishing
-from compute.relation import ColumnOrder
-from compute.scalar import Call, Column, Literal
+from compute.arrangement.spine import Spine
+from compute.peek import answer, is_ready
+from compute.protocol import Peek, PeekError, PeekRows
+from expr.finishing import RowSetFinishing, finish, sort_rows
+from expr.mfp import MapFilterProject
+from expr.relation import ColumnOrder
+from expr.scalar import Call, Column, Literal
 from tests.test_runtime_support import u
 
 
@@ -102,7 +103,7 @@ def test_mixed_numeric_types_sort():
 
 
 def test_answer_at_max_off_a_sealed_arrangement():
-    from compute.timestamp import MAX
+    from repr.timestamp import MAX
     oks, errs = spine([((1, "a"), 0, 1)], None)
     assert answer(pk(MAX), oks, errs) == PeekRows((((1, "a"), 1),))
 

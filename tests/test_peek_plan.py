@@ -11,17 +11,14 @@ import random
 
 import pytest
 
-from compute import reference
-from compute.errors import EvalError
-from compute.ids import user
-from compute.mfp import MapFilterProject
-from compute.protocol import RowSetFinishing
-from compute.relation import Constant, Filter, Get, Join, Map, Project
-from compute.scalar import Call, Column, Literal, columns_referenced
-
-from planner.peek import (
-    AvailableIndex, ConstantPeek, FastPathPeek, SlowPathPeek, mfp_over_get, plan_peek,
-)
+from expr.finishing import RowSetFinishing
+from expr.mfp import MapFilterProject
+from expr.relation import Constant, Filter, Get, Join, Map, Project
+from expr.scalar import Call, Column, Literal, columns_referenced
+from planner.peek import AvailableIndex, ConstantPeek, FastPathPeek, SlowPathPeek, mfp_over_get, plan_peek
+from repr.errors import EvalError
+from repr.ids import user
+from tests.support import reference
 
 
 @pytest.fixture(autouse=True)
@@ -107,7 +104,7 @@ def test_tuple_form_of_indexes_is_accepted():
 
 
 def lazy_mfp(mfp: MapFilterProject, rows: dict):
-    """compute.mfp's documented evaluation order, written out plainly: before computing
+    """expr.mfp's documented evaluation order, written out plainly: before computing
     expression k, every predicate reading only columns < input_arity + k must hold."""
     n = mfp.input_arity
     out = {}
@@ -142,7 +139,7 @@ def run_fast_path(p: FastPathPeek, data):
 
 def test_map_above_filter_needs_no_guard():
     """A Filter below a Map stays a predicate that runs before the Map's expression (by
-    compute.mfp's evaluation order), so the filtered-out row never divides by zero."""
+    expr.mfp's evaluation order), so the filtered-out row never divides by zero."""
     plan = Map(Filter(v, (Call("neq", (c(0), lit(0)), "bool"),)),
                (Call("div", (lit(10), c(0)), "int4"),))
     p = plan_peek(plan, FIN, INDEXES, optimized=True)
@@ -152,8 +149,8 @@ def test_map_above_filter_needs_no_guard():
 
 
 def test_real_compiled_mfp_honours_the_evaluation_order():
-    """The contract the fast path relies on, checked against compute.compile itself."""
-    compile_mod = pytest.importorskip("compute.compile")
+    """The contract the fast path relies on, checked against expr.compile itself."""
+    compile_mod = pytest.importorskip("expr.compile")
     plan = Map(Filter(v, (Call("neq", (c(0), lit(0)), "bool"),)),
                (Call("div_int4", (lit(10), c(0)), "int4"),))
     p = plan_peek(plan, FIN, INDEXES, optimized=True)

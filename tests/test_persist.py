@@ -2,11 +2,10 @@
 import contextlib
 import random
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from compute import persist
-from compute.persist import StorageCollection
+from storage import persist
+from storage.persist import StorageCollection
 
 
 def _reference(history, as_of):
@@ -125,7 +124,7 @@ def test_folding_one_bulk_write_into_an_empty_base():
     twice, a zero diff) still fold by summing.  Sabotage: ``_fold_into`` taking the
     ``dict(updates)`` shortcut without checking -> the row written twice counts once and the
     zero diff is kept."""
-    from compute.persist import _fold_into
+    from storage.persist import _fold_into
     bulk = [((i,), 1) for i in range(10)]
     assert _fold_into({}, [(5, bulk)]) == {(i,): 1 for i in range(10)}
     assert _fold_into({}, [(5, [((1,), 1), ((1,), 1), ((2,), 0)])]) == {(1,): 2}
@@ -170,7 +169,7 @@ def _table_of(n: int):
 def test_the_ticker_defers_folds_while_a_runtime_is_busy():
     """Sabotage: ``Database.tick`` folding regardless of ``BULK_GC.active`` -> the table's
     log is folded during the busy period."""
-    from compute.driver import BULK_GC
+    from compute.replica.driver import BULK_GC
     with _table_of(5000) as (con, db, coll, clock):
         BULK_GC.enter()
         try:

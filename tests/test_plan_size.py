@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import pytest
 
+from expr.relation import children
 import mzlite
-from compute.relation import children
-from compute.ids import user
 from planner import plan_statement
 from planner.bind_query import Binder
 from planner.catalog import Catalog, CatalogItem, ColumnDef
 from planner.optimize import optimize
+from repr.ids import user
 from sql.parse import parse_statements
 
 TABLES = "abcdefghijklmnop"
@@ -206,8 +206,8 @@ def test_predicates_every_use_applies_move_into_the_let_value():
     """Decorrelation reads the outer rows through a Let; a filter over the whole query must
     still reach the table.  Sabotage: ``_common_use_predicates`` returning ``()`` leaves the
     predicate on each use (red here)."""
-    from compute.relation import Filter, Get, Let, LocalId, Union
-    from compute.scalar import Call, Column, Literal
+    from expr.relation import Filter, Get, Let, LocalId, Union
+    from expr.scalar import Call, Column, Literal
     from planner.optimize import push_down_predicates
     t = Get(user(1), 2)
     lid = LocalId(7)
@@ -226,8 +226,8 @@ def test_where_filters_before_subqueries(cat):
     """A plain WHERE conjunct is applied below the subqueries' shared outer relation (so it
     reaches the table).  Sabotage: binding conjuncts in written order only (``plain = []``
     in ``bind_select``) leaves ``v = 5`` above a Get of a LocalId (red here)."""
-    from compute.relation import Filter, Get, Let
-    from compute.ids import GlobalId
+    from expr.relation import Filter, Get, Let
+    from repr.ids import GlobalId
     (s,) = parse_statements("select * from a where exists (select 1 from b where b.k = a.k) "
                             "and exists (select 1 from c where c.k = a.k) and a.v = 5")
     plan = plan_statement(s, cat, ()).expr

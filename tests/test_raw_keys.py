@@ -1,5 +1,5 @@
 """One-column keys stored as the value itself, and the pair-wise probe of many keys
-(``compute.batch.stored_key``, ``probe_key``, ``probe_batches``; ``ReadHandle.lookup_pairs``).
+(``compute.arrangement.batch.stored_key``, ``probe_key``, ``probe_batches``; ``ReadHandle.lookup_pairs``).
 
 A spine whose key is one column stores each batch's keys as the column's value, not as a
 1-tuple; every reader still looks up by the key tuple.  ``lookup_pairs`` answers a bulk
@@ -13,10 +13,10 @@ import random
 
 import pytest
 
-from compute.arrangement import Spine
-from compute.batch import Batch, entries, merge_batches
-from compute.operators import key_function
-from compute.scalar import Column
+from compute.arrangement.batch import Batch, entries, merge_batches
+from compute.arrangement.spine import Spine
+from compute.render.operator import key_function
+from expr.scalar import Column
 from tests.test_arrangement_latest import expected_lookup, random_spine
 
 

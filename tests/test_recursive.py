@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import HealthCheck, given, settings, strategies as st
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-import mzlite
 from compute.dataflow import BuildDesc, DataflowDescription, IndexExport, SourceImport
-from compute.ids import user
-from compute.persist import StorageCollection
-from compute.reference import evaluate, evaluate_with_errors
-from compute.relation import (Constant, Filter, Get, Join, LetRec, LocalId, Map, Negate, Project,
-                              RecursionLimit, Reduce, Threshold, Union)
-from compute.render import Dataflow
-from compute.scalar import Call, Column, Literal
+from compute.render.dataflow import Dataflow
+from expr.relation import (Constant, Filter, Get, Join, LetRec, LocalId, Map, Negate, Project, RecursionLimit,
+                           Reduce, Threshold, Union)
+from expr.scalar import Call, Column, Literal
+import mzlite
 from planner.optimize import optimize
+from repr.ids import user
 from sql.parse import parse_one
+from storage.persist import StorageCollection
+from tests.support.reference import evaluate, evaluate_with_errors
 
 EDGES, VIEW, IDX = user(1), user(2), user(3)
 
@@ -441,7 +440,7 @@ def test_inserts_continue_a_monotone_iteration_and_retractions_start_over():
     Sabotage: with ``push`` no longer noting retractions, the random-update comparison with
     the reference failed (deleted paths stayed); with ``is_monotone`` always false, the
     iteration count here failed."""
-    from compute.operators.letrec import LetRecOp, is_monotone
+    from compute.render.letrec import LetRecOp, is_monotone
     assert is_monotone(tc_plan()) and not is_monotone(counter_plan(RecursionLimit(5, True)))
     assert not is_monotone(LetRec((LocalId(1),), (Negate(Get(EDGES, 2)),), (None,), Get(LocalId(1), 2)))
     coll = StorageCollection(EDGES, 2)

@@ -1,4 +1,4 @@
-"""The reference evaluator (compute/reference.py): the oracle everyone tests against.
+"""The reference evaluator (tests/support/reference.py): the oracle everyone tests against.
 
 Each test pins one node's semantics with a hand-computed answer, so a sabotage of that
 node's evaluation turns it red (sabotages tried: Threshold keeping negatives, TopK
@@ -8,15 +8,13 @@ from decimal import Decimal
 
 import pytest
 
-from compute import reference
-from compute.errors import EvalError
-from compute.ids import user
-from compute.protocol import RowSetFinishing
-from compute.relation import (
-    AggregateExpr, ArrangeBy, ColumnOrder, Constant, FlatMap, Get, Join, Let, LocalId, Map,
-    Filter, Negate, Project, Reduce, Threshold, TopK, Union,
-)
-from compute.scalar import Call, CallMzNow, Column, If, Literal
+from expr.finishing import RowSetFinishing
+from expr.relation import (AggregateExpr, ArrangeBy, ColumnOrder, Constant, Filter, FlatMap, Get, Join, Let,
+                           LocalId, Map, Negate, Project, Reduce, Threshold, TopK, Union)
+from expr.scalar import Call, CallMzNow, Column, If, Literal
+from repr.errors import EvalError
+from repr.ids import user
+from tests.support import reference
 
 
 @pytest.fixture(autouse=True)
@@ -117,7 +115,7 @@ def test_reduce_statistics_and_bool():
             AggregateExpr("bool_and", call("gt", c(0), lit(1)), False, "bool", "bool"),
             AggregateExpr("bool_or", call("gt", c(0), lit(1)), False, "bool", "bool"),
             AggregateExpr("array_agg", c(0), False, "int4", "int4[]"))
-    from compute.arrays import Array  # array_agg's value is an Array, not a record
+    from repr.arrays import Array  # array_agg's value is an Array, not a record
     assert ev(Reduce(t, (), aggs), data) == {(2.0, 1.0, False, True, Array((1, 3))): 1}
 
 
@@ -170,8 +168,8 @@ def test_missing_input_is_a_clear_error():
 
 
 def test_with_the_real_scalar_compiler():
-    """The oracle runs the real compiled scalars when compute.compile exists."""
-    compile_mod = pytest.importorskip("compute.compile")
+    """The oracle runs the real compiled scalars when expr.compile exists."""
+    compile_mod = pytest.importorskip("expr.compile")
     data = {T: {(0, "z"): 1, (4, "a"): 2}}
     e = Filter(Map(t, (Call("div_int4", (lit(8), c(0)), "int4"),)), (Call("gt", (c(2), lit(1)), "bool"),))
     oks, errs = reference.evaluate_with_errors(e, data, compile_scalar=compile_mod.compile_scalar)

@@ -6,8 +6,8 @@ import threading
 import pytest
 
 from compute.errors import ComputeProtocolError
-from compute.registry import FrozenArrangement, SharedArrangementRegistry
-from compute.timestamp import MAX
+from compute.replica.registry import FrozenArrangement, SharedArrangementRegistry
+from repr.timestamp import MAX
 from tests.test_runtime_support import Batch, StandinSpine, t, u
 
 

@@ -8,16 +8,15 @@ import pytest
 from compute.dataflow import (BuildDesc, DataflowDescription, IndexExport, IndexImport, SinkExport,
                               SourceImport)
 from compute.errors import ComputeProtocolError
-from compute.ids import transient, user
-from compute.persist import StorageCollection
 from compute.protocol import SubscribeBatch
-from compute.reference import evaluate_with_errors
-from compute.registry import FrozenArrangement, SharedImport
-from compute.relation import (AggregateExpr, Filter, Get, Join, Let, LocalId, Map, Project, Reduce,
-                              Union, Negate)
-from compute.render import Dataflow
-from compute.scalar import Call, Column, Literal
-from compute.timestamp import MAX
+from compute.render.dataflow import Dataflow
+from compute.replica.registry import FrozenArrangement, SharedImport
+from expr.relation import AggregateExpr, Filter, Get, Join, Let, LocalId, Map, Negate, Project, Reduce, Union
+from expr.scalar import Call, Column, Literal
+from repr.ids import transient, user
+from repr.timestamp import MAX
+from storage.persist import StorageCollection
+from tests.support.reference import evaluate_with_errors
 
 ORDERS, CUST = user(1), user(2)
 VIEW, IDX = user(3), user(4)
@@ -136,7 +135,7 @@ def test_fuel_bounded_hydration_never_exposes_a_partial_time(monkeypatch):
     """Hydration in small steps: the export's upper stays at as_of until every update of
     as_of is applied.  Sabotage: finishing the time as soon as the message queue drained
     (skipping the remaining input chunks) advanced the upper early and failed."""
-    from compute import render
+    from compute.render import dataflow as render
     monkeypatch.setattr(render, "CHUNK", 16)
     o, cu = tables()
     commit((o, cu), 0, {ORDERS: [((i, i % 7, 1), 1) for i in range(500)],
@@ -270,7 +269,7 @@ def test_let_is_rendered_once_and_shared():
                                (BuildDesc(VIEW, plan),), (IndexExport(IDX, VIEW, (), 3),), (), as_of=0)
     df = Dataflow(desc, sources={ORDERS: o, CUST: cu})
     df.run_to_completion()
-    from compute.operators.mfp import MfpOp
+    from compute.render.mfp import MfpOp
     assert sum(isinstance(n.op, MfpOp) for n in df._nodes) == 1
     assert df.exports[IDX].oks.snapshot(0) == {(1, 10, 5): 1, (2, 11, 3): -1}
 
@@ -390,8 +389,8 @@ def test_import_compacted_past_the_read_frontier_is_refused():
 def test_a_large_flush_is_split_across_steps(monkeypatch):
     """A Reduce touching many groups flushes them a budget at a time.  Sabotage: ignoring
     the budget (flushing every touched group at once) failed the size bound."""
-    from compute import render
-    from compute.operators.reduce import ReduceOp
+    from compute.render import dataflow as render
+    from compute.render.reduce import ReduceOp
     monkeypatch.setattr(render, "CHUNK", 16)
     o, cu = tables()
     commit((o, cu), 0, {ORDERS: [((i, i, 1), 1) for i in range(2000)], CUST: []})

@@ -4,15 +4,14 @@ from __future__ import annotations
 import pytest
 
 from compute.errors import ComputeProtocolError
-from compute.mfp import MapFilterProject
-from compute.protocol import (AllowCompaction, CancelPeek, CreateDataflow, Frontiers, Peek,
-                              PeekCanceled, PeekError, PeekResponse, PeekRows, RowSetFinishing,
-                              Status, SubscribeResponse)
-from compute.registry import SharedArrangementRegistry
-from compute.runtime import Runtime
-from compute.timestamp import MAX
-from tests.test_runtime_support import (StandinDataflow, index_desc, peek_dataflow, sink_desc,
-                                        t, table, u)
+from compute.protocol import (AllowCompaction, CancelPeek, CreateDataflow, Frontiers, Peek, PeekCanceled,
+                              PeekError, PeekResponse, PeekRows, Status, SubscribeResponse)
+from compute.replica.registry import SharedArrangementRegistry
+from compute.replica.runtime import Runtime
+from expr.finishing import RowSetFinishing
+from expr.mfp import MapFilterProject
+from repr.timestamp import MAX
+from tests.test_runtime_support import StandinDataflow, index_desc, peek_dataflow, sink_desc, t, table, u
 
 
 def runtime(role="maintenance", storage=None, registry=None, factory=StandinDataflow, **kw):
@@ -21,13 +20,13 @@ def runtime(role="maintenance", storage=None, registry=None, factory=StandinData
 
 
 def _real_dataflow():
-    from compute.render import Dataflow
+    from compute.render.dataflow import Dataflow
     return Dataflow
 
 
 @pytest.fixture(params=["standin", "render"])
 def factory(request):
-    """Generic tests run on the stand-in and on the real ``compute.render.Dataflow``."""
+    """Generic tests run on the stand-in and on the real ``compute.render.dataflow.Dataflow``."""
     return StandinDataflow if request.param == "standin" else _real_dataflow()
 
 

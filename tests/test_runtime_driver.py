@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from compute.driver import RuntimeDriver
-from compute.mfp import MapFilterProject
 from compute.multiplexer import Multiplexer
-from compute.protocol import (AllowCompaction, CreateDataflow, Frontiers, Peek, PeekError,
-                              PeekResponse, PeekRows, RowSetFinishing, Status)
-from compute.registry import SharedArrangementRegistry
-from compute.runtime import Runtime
+from compute.protocol import (AllowCompaction, CreateDataflow, Frontiers, Peek, PeekError, PeekResponse,
+                              PeekRows, Status)
+from compute.replica.driver import RuntimeDriver
+from compute.replica.registry import SharedArrangementRegistry
+from compute.replica.runtime import Runtime
+from expr.finishing import RowSetFinishing
+from expr.mfp import MapFilterProject
 from tests.test_runtime_support import StandinDataflow, index_desc, peek_dataflow, t, table, u
 
 

@@ -1,4 +1,4 @@
-"""Small stand-ins for compute.arrangement.Spine and compute.render.Dataflow, written to the
+"""Small stand-ins for compute.arrangement.spine.Spine and compute.render.dataflow.Dataflow, written to the
 contract in docs/INTERFACES.md, so the replica's tests do not depend on those modules.
 
 StandinSpine really compacts (``maintain`` advances times to ``since`` and merges), and
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compute.dataflow import (BuildDesc, DataflowDescription, IndexExport, IndexImport,
-                              SinkExport, SourceImport)
-from compute.relation import Get
-from compute.ids import GlobalId
-from compute.persist import StorageCollection
+from compute.dataflow import (BuildDesc, DataflowDescription, IndexExport, IndexImport, SinkExport,
+                              SourceImport)
 from compute.protocol import SubscribeBatch
-from compute.scalar import Column
-from compute.timestamp import MAX, frontier_le, frontier_min, try_step_forward
+from expr.relation import Get
+from expr.scalar import Column
+from repr.ids import GlobalId
+from repr.timestamp import MAX, frontier_le, frontier_min, try_step_forward
+from storage.persist import StorageCollection
 
 ERR = "ERR"  # a row whose first column is ERR becomes a data error (22012)
 
@@ -201,7 +201,7 @@ def coll_of(id):
 
 def index_desc(src, idx, as_of=0, until=None, key=(0,), arity=2, from_index=False, name=""):
     """A dataflow reading source/index ``src`` and exporting index ``idx`` on a build of it.
-    Valid for both the stand-in and the real ``compute.render.Dataflow``."""
+    Valid for both the stand-in and the real ``compute.render.dataflow.Dataflow``."""
     imports = dict(source_imports=(), index_imports=())
     if from_index:
         imports["index_imports"] = (IndexImport(src, coll_of(src), tuple(Column(k) for k in key), arity),)

@@ -65,7 +65,7 @@ EXPECTED = {
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_temporal_filters_in_views_mvs_and_indexes_follow_the_clock(con, form):
     """Sabotage: dropping the temporal MFP's future retraction (``future.append((row, upper,
-    -d))`` in compute/operators/mfp.py) left expired rows in the materialized view (red)."""
+    -d))`` in compute/render/mfp.py) left expired rows in the materialized view (red)."""
     pred = FORMS[form]
     con.execute(f"CREATE VIEW v AS SELECT id FROM ev WHERE {pred}")
     con.execute(f"CREATE MATERIALIZED VIEW m AS SELECT id FROM ev WHERE {pred}")

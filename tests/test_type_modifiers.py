@@ -1,5 +1,5 @@
 """char(n), varchar(n) and numeric(p,s): PostgreSQL's modifier semantics (``sql.types_exact``,
-``compute.functions_exact``), one-shot and in maintained objects, on every write path.
+``expr.functions.exact``), one-shot and in maintained objects, on every write path.
 
 Expected answers were taken from PostgreSQL 15.
 """
@@ -204,8 +204,8 @@ def test_real_columns_aggregates_and_views(con):
 def test_real_plan_time_and_runtime_parsers_agree():
     """``sql.types_exact.parse_float4`` (plan-time literals) and compute's ``cast_text_to_float4``
     give the same values and the same errors."""
-    from compute.errors import EvalError
-    from compute.functions import FUNCTIONS
+    from expr.functions import FUNCTIONS
+    from repr.errors import EvalError
     from sql.errors import DataError
     from sql.types_exact import parse_float4
     run = FUNCTIONS["cast_text_to_float4"].fn

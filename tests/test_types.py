@@ -1,14 +1,14 @@
 """Tests of sql.types: spellings, display names, the cast lattice, common types, literals."""
 from __future__ import annotations
 
-import math
 from decimal import Decimal as D
+import math
 
-import pytest
 from hypothesis import given, settings, strategies as st
+import pytest
 
-from compute import functions_text as ft
-from compute.errors import EvalError
+from expr.functions import text as ft
+from repr.errors import EvalError
 from sql.errors import Error
 from sql.types import (TYPES, can_cast, cast_context, common_type, display_name, normalize_type_name,
                        parse_literal)
@@ -156,7 +156,7 @@ TEXTS = st.one_of(
 @given(TEXTS)
 def test_plan_time_and_run_time_parsers_agree(s):
     """sql.types.parse_literal and compute's text casts are twins (sql may not import compute).
-    Sabotage: accepting "yes" only in full in compute.functions_text.parse_bool -> differs on "ye" (seen red)."""
+    Sabotage: accepting "yes" only in full in expr.functions.text.parse_bool -> differs on "ye" (seen red)."""
     for t, fn in RUNTIME_PARSERS.items():
         assert _outcome(lambda x: parse_literal(x, t), s) == _outcome(fn, s), (t, s)
 

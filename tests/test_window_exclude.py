@@ -1,6 +1,6 @@
 """Window frame exclusion (``EXCLUDE CURRENT ROW | GROUP | TIES | NO OTHERS``, issue 8): the
-window aggregate (``compute.window``) against the from-scratch reference
-(``compute.window_reference``) over random +1/-1 updates, for ROWS, RANGE (with and without
+window aggregate (``compute.render.window``) against the from-scratch reference
+(``tests.support.window_reference``) over random +1/-1 updates, for ROWS, RANGE (with and without
 offsets) and GROUPS frames, exactly retracting and recomputed aggregates, frame-ordered
 aggregates and the value functions; then the binder's mapping of the clause and an end-to-end
 query whose answers are PostgreSQL 15's (also in slt/test/window_exclude.slt)."""
@@ -10,10 +10,11 @@ import zlib
 
 import pytest
 
+from compute.render.window import PartitionEvaluator
+from expr.window import WindowFrame
 import mzlite
-from compute.window import PartitionEvaluator, WindowFrame
 from tests.test_operators_harness import run_reference_check
-from tests.test_operators_window import A, ARITY, ASC, DESC_NF, agg, gen_row, wf, window_plan
+from tests.test_operators_window import ARITY, ASC, DESC_NF, A, agg, gen_row, wf, window_plan
 
 FRAMES = {
     "rows_whole": ("rows", "unbounded", 0, "unbounded", 0),

@@ -4,23 +4,21 @@ that maintained views (materialized, indexed) equal the one-shot SELECT (and SQL
 tie-free orders) after random inserts and deletes, with the interactive runtime on and off."""
 from __future__ import annotations
 
+from collections import Counter
 import random
 import sqlite3
-from collections import Counter
 
+from hypothesis import HealthCheck, given, settings, strategies as st
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+from expr.relation import ColumnOrder, Filter, FlatMap, Get, Project, Reduce, children
+from expr.scalar import Call, Column, Literal
+from expr.window import WindowFrame, WindowFunc
 import mzlite
-from compute import reference
-from compute.ids import user
-from compute.relation import Filter, FlatMap, Get, Project, Reduce, children
-from compute.scalar import Call, Column, Literal
-from compute.window import WindowFrame, WindowFunc
-from compute.relation import ColumnOrder
 from planner.optimize import optimize, push_down_predicates
 from planner.windows import window_stage
+from repr.ids import user
+from tests.support import reference
 
 A = user(1)
 
@@ -286,7 +284,7 @@ def test_optimizer_rules_leave_window_plans_unchanged(monkeypatch):
     Sabotage seen red (in memory): predicate pushdown moving every predicate through a
     FlatMap."""
     from planner import optimize as opt
-    from planner.optimize.random_plans import random_data, random_plan
+    from tests.support.random_plans import random_data, random_plan
     monkeypatch.setattr(reference, "default_compiler", lambda: reference.fallback_compile)
     rules = [opt.push_down_predicates, opt.push_down_projections, opt.fuse_map_filter_project,
              opt.fold_constants, opt.propagate_empty_collections, opt.extract_common_subexpressions, opt.optimize]

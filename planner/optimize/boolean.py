@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from compute.relation import Filter, Map, Reduce, Join, FlatMap
-from compute.scalar import Call, If, Literal
-
-from planner.optimize.names import (
-    is_and, is_not, is_or, make_and, make_or, AND, OR, IS_NOT_NULL, IS_NULL, IS_TRUE,
-)
+from expr.relation import Filter, FlatMap, Join, Map, Reduce
+from expr.scalar import Call, If, Literal
+from planner.optimize.names import (AND, IS_NOT_NULL, IS_NULL, IS_TRUE, OR, is_and, is_not, is_or, make_and,
+                                    make_or)
 from planner.optimize.util import transform_up
-
 
 #: comparisons that are NULL when either side is NULL, so their being true implies both
 #: sides are not NULL

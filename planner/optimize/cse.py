@@ -13,8 +13,7 @@ recomputing (it always is for the renderer: one operator, one arrangement).
 """
 from __future__ import annotations
 
-from compute.relation import Constant, Get, Let, LocalId, children
-
+from expr.relation import Constant, Get, Let, LocalId, children
 from planner.optimize.util import count_nodes, with_children
 
 MIN_NODES = 3

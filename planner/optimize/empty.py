@@ -10,11 +10,8 @@ is left alone.  Deliberately not here: folding non-empty constants (``fold_const
 """
 from __future__ import annotations
 
-from compute.relation import (
-    ArrangeBy, FlatMap, Join, Let, Map, Filter, Negate, Project, Reduce, Threshold, TopK,
-    Union,
-)
-
+from expr.relation import (ArrangeBy, Filter, FlatMap, Join, Let, Map, Negate, Project, Reduce, Threshold,
+                           TopK, Union)
 from planner.optimize.names import is_false_or_null
 from planner.optimize.util import empty_constant, is_empty_constant, transform_up
 

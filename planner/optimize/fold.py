@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from compute import reference
-from compute.errors import EvalError
-from compute.relation import (
-    Constant, FlatMap, Get, Join, Let, LetRec, Map, Filter, Reduce, TopK, children, node_scalars,
-)
-from compute.scalar import Call, CallMzNow, Column, If, Literal, contains_mz_now
-
+from expr.relation import (Constant, Filter, FlatMap, Get, Join, Let, LetRec, Map, Reduce, TopK, children,
+                           node_scalars)
+from expr.scalar import Call, CallMzNow, Column, If, Literal, contains_mz_now
 from planner.optimize.util import is_constant_scalar, transform_up
+from repr.errors import EvalError
+from tests.support import reference
 
 #: joins of constants are folded only when the cross product stays this small
 MAX_FOLDED_ROWS = 10_000

@@ -12,9 +12,8 @@ come first).  Deliberately not here: moving operators past each other
 """
 from __future__ import annotations
 
-from compute.relation import Constant, Join, Map, Filter, Project, Union
-from compute.scalar import columns_referenced, permute
-
+from expr.relation import Constant, Filter, Join, Map, Project, Union
+from expr.scalar import columns_referenced, permute
 from planner.optimize.names import make_not_distinct
 from planner.optimize.util import transform_up
 

@@ -9,9 +9,8 @@ choice (``planner.lower``).
 """
 from __future__ import annotations
 
-from compute.relation import Join
-from compute.scalar import Column
-
+from expr.relation import Join
+from expr.scalar import Column
 from planner.optimize.util import transform_up
 
 

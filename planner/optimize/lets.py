@@ -7,8 +7,7 @@ common-subexpression extraction (introducing Lets).
 """
 from __future__ import annotations
 
-from compute.relation import Get, Let
-
+from expr.relation import Get, Let
 from planner.optimize.util import local_uses, replace_local, transform_up
 
 

@@ -1,14 +1,14 @@
 """The scalar function ids the optimizer and peek planner recognise by name.
 
 Owns the mapping from *meaning* (conjunction, negation, null test, equality) to the
-``func`` ids of ``compute.functions``.  Invariant: a rule only rewrites a ``Call`` whose
+``func`` ids of ``expr.functions``.  Invariant: a rule only rewrites a ``Call`` whose
 meaning it knows from here; an unknown function is left alone (never guessed).
-Deliberately not here: evaluation (``compute.compile``).  When ``compute.functions``
+Deliberately not here: evaluation (``expr.compile``).  When ``expr.functions``
 names things differently, this is the one place to change.
 """
 from __future__ import annotations
 
-from compute.scalar import Call, Literal
+from expr.scalar import Call, Literal
 
 AND = "and"
 OR = "or"

@@ -18,12 +18,9 @@ non-trivial Map expressions into predicates (that would compute them twice).
 """
 from __future__ import annotations
 
-from compute.relation import (
-    ArrangeBy, FlatMap, Get, Join, Let, LetRec, Map, Filter, Negate, Project, Reduce, Threshold,
-    TopK, Union, children,
-)
-from compute.scalar import Call, Column, Literal, columns_referenced, permute, substitute
-
+from expr.relation import (ArrangeBy, Filter, FlatMap, Get, Join, Let, LetRec, Map, Negate, Project, Reduce,
+                           Threshold, TopK, Union, children)
+from expr.scalar import Call, Column, Literal, columns_referenced, permute, substitute
 from planner.optimize.names import is_eq, make_is_not_null
 from planner.optimize.util import transform_up, with_children
 

@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from compute.relation import (
-    ArrangeBy, Constant, FlatMap, Get, Join, Let, LetRec, Map, Filter, Negate, Project, Reduce,
-    Threshold, TopK, Union,
-)
-from compute.scalar import columns_referenced, permute
-
-from compute.reference import consolidate
+from expr.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, Let, LetRec, Map, Negate, Project,
+                           Reduce, Threshold, TopK, Union)
+from expr.scalar import columns_referenced, permute
+from tests.support.reference import consolidate
 
 
 def _project(e, outputs):

@@ -11,11 +11,10 @@ operators (a Project of a unique input is not necessarily unique).
 """
 from __future__ import annotations
 
-from compute.ids import GlobalId
-from compute.relation import Constant, Filter, Get, Map, Project, Reduce, Threshold, Union
-from compute.scalar import Column
-
+from expr.relation import Constant, Filter, Get, Map, Project, Reduce, Threshold, Union
+from expr.scalar import Column
 from planner.optimize.util import transform_up
+from repr.ids import GlobalId
 
 
 def _is_distinct_on_all_columns(e) -> bool:

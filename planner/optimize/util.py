@@ -10,15 +10,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from compute.relation import (
-    Constant, Filter, Get, Join, Let, LetRec, LocalId, Map, Negate, Project, Reduce, Threshold, Union,
-    children,
-)
-from compute.scalar import Call, CallMzNow, Column, If, Literal
+from expr.relation import (Constant, Filter, Get, Join, Let, LetRec, LocalId, Map, Negate, Project, Reduce,
+                           Threshold, Union, children)
+from expr.scalar import Call, CallMzNow, Column, If, Literal
 
 
 def kids(expr) -> tuple:
-    """``compute.relation.children`` by exact type (the optimizer's hot path)."""
+    """``expr.relation.children`` by exact type (the optimizer's hot path)."""
     t = type(expr)
     if t is Join or t is Union:
         return expr.inputs
@@ -89,7 +87,7 @@ def is_constant_scalar(e) -> bool:
     return False
 
 
-from compute.functions_document import VOLATILE as _VOLATILE  # noqa: E402
+from expr.functions.document import VOLATILE as _VOLATILE  # noqa: E402
 
 
 def empty_constant(arity: int) -> Constant:

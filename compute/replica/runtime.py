@@ -1,0 +1,530 @@
+"""A compute runtime: the replica-side state machine for one role.
+
+Owns the dataflows a runtime hosts, its pending peeks, and the frontier stream it reports.
+Two roles:
+
+* ``"maintenance"`` hosts every dataflow that is not a peek dataflow (indexes, materialized
+  views, subscribes) and, with sharing enabled, publishes every index export (oks and errs)
+  in the ``SharedArrangementRegistry``; it applies compaction through the registry so the
+  published since never passes a standing or reader hold.
+* ``"interactive"`` hosts peek dataflows only and builds no copy of a maintained index:
+  its index imports are late-bound snapshots from the registry (a reader hold at ``as_of``
+  from arrival until the seal, then immutable batches only), and a peek on a published
+  index is answered off the registry's published spine.  An ``AllowCompaction`` for an id
+  it does not host becomes a standing hold bounding the publisher.
+
+Invariants: commands are applied in arrival order; every protocol "must" is checked here,
+at the receiving boundary (``ComputeProtocolError``); frontier reports per id never regress
+and end with the empty frontier when the collection is dropped; every peek is answered
+exactly once; stepping is fuel-bounded and round-robin, so one hydrating dataflow does not
+starve the others.
+
+A runtime is only a state machine (``handle``, ``step``, ``drain_responses``); it never
+blocks and owns no thread (``compute.replica.driver`` drives it).  Deliberately not here: routing
+(``compute.multiplexer``), operators (``compute.render.dataflow``), the read of a peek
+(``compute.peek``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from compute import peek as peeks
+from compute.errors import ComputeProtocolError
+from compute.protocol import (AllowCompaction, AllowWrites, CancelPeek, CreateDataflow, CreateInstance,
+                              Frontiers, Hello, InitializationComplete, Peek, PeekCanceled, PeekError,
+                              PeekResponse, Schedule, Status, SubscribeBatch, SubscribeDropped,
+                              SubscribeResponse, UpdateConfiguration)
+from compute.replica.graveyard import Graveyard
+from compute.replica.registry import PublisherFailed, ReadHold, SharedArrangementRegistry
+from repr.ids import GlobalId
+from repr.timestamp import Frontier, frontier_le
+
+ROLES = ("maintenance", "interactive")
+
+
+class _Hosted:
+    """One dataflow hosted by this runtime."""
+
+    def __init__(self, desc):
+        self.desc = desc
+        #: the built dataflow; ``None`` while an interactive import waits for its seal
+        self.df: Any = None
+        #: interactive: reader holds at ``as_of`` on unsealed index imports (released at build)
+        self.holds: dict[GlobalId, ReadHold] = {}
+        #: export ids not yet dropped; once empty the dataflow is dropped, unless another
+        #: dataflow still imports one of its arrangements (then it runs on, unreported)
+        self.live: set[GlobalId] = set(desc.export_ids())
+        #: a failure message once a step raised; a failed dataflow is never stepped again
+        self.failed: Optional[str] = None
+        self.scheduled = False
+        #: storage listeners to remove at drop: (collection, fn)
+        self.listeners: list = []
+        #: the storage collections it reads (sources) and writes (materialized views)
+        self.sources: dict = {}
+        self.sinks: dict = {}
+
+    @property
+    def name(self) -> str:
+        return self.desc.debug_name or str(self.desc.export_ids()[0])
+
+
+class _PendingPeek:
+    def __init__(self, peek: Peek, kind: str):
+        self.peek = peek
+        self.kind = kind
+        self.mfp_fn = None
+        #: a seal callback registered with the registry (interactive fast path)
+        self.seal_cb: Optional[Callable[[], None]] = None
+
+
+class Runtime:
+    """A compute runtime in role ``maintenance`` or ``interactive`` (see the module doc)."""
+
+    def __init__(self, role: str, storage, registry: Optional[SharedArrangementRegistry] = None, *,
+                 enabled_sharing: bool = True, dataflow_factory: Optional[Callable] = None,
+                 fuel: int = 10_000):
+        if role not in ROLES:
+            raise ValueError(f"unknown runtime role {role!r}")
+        self.role = role
+        #: GlobalId -> StorageCollection (tables, MV outputs); filled by the coordinator
+        self.storage = storage
+        self.registry = registry if registry is not None else SharedArrangementRegistry()
+        #: maintenance publishes its index exports; interactive requires it
+        self.enabled_sharing = enabled_sharing
+        if role == "interactive" and not enabled_sharing:
+            raise ValueError("the interactive runtime reads only shared arrangements")
+        self._factory = dataflow_factory
+        self.fuel = fuel
+        self._dataflows: list[_Hosted] = []
+        #: dropped dataflows being freed a slice per step
+        self._graveyard = Graveyard()
+        #: export id -> why its dataflow failed (importers fail too instead of waiting)
+        self._failed_exports: dict[GlobalId, str] = {}
+        #: live export id -> its dataflow
+        self._export_of: dict[GlobalId, _Hosted] = {}
+        #: every export id ever created here (the controller must never reuse one)
+        self._ever: set[GlobalId] = set()
+        #: id -> last reported write frontier (never regresses)
+        self._reported: dict[GlobalId, Frontier] = {}
+        self._peeks: dict[str, _PendingPeek] = {}
+        self._responses: list = []
+        self._waker: Optional[Callable[[], None]] = None
+        self.config: dict = {}
+        #: kind -> number of peeks received ("fast_path" | "dataflow")
+        self.peek_counts: dict[str, int] = {"fast_path": 0, "dataflow": 0}
+        if role == "interactive":
+            self.registry.register_standing_holder(role)
+        elif enabled_sharing:
+            self.registry.add_publisher_waker(self._wake)
+
+    # ------------------------------------------------------------ driving
+    def set_waker(self, fn: Optional[Callable[[], None]]) -> None:
+        """``fn`` is called (from any thread) when external progress may enable a step."""
+        self._waker = fn
+
+    def _wake(self) -> None:
+        w = self._waker
+        if w is not None:
+            w()
+
+    def drain_responses(self) -> list:
+        out, self._responses = self._responses, []
+        return out
+
+    def dataflows(self) -> list[tuple[GlobalId, str]]:
+        return [(h.desc.export_ids()[0], h.name) for h in self._dataflows]
+
+    def pending_peeks(self) -> list[str]:
+        return list(self._peeks)
+
+    # ------------------------------------------------------------ commands
+    def handle(self, command) -> None:
+        if isinstance(command, CreateDataflow):
+            self._create(command.desc)
+        elif isinstance(command, AllowCompaction):
+            self._allow_compaction(command.id, command.frontier)
+        elif isinstance(command, Peek):
+            self._peek(command)
+        elif isinstance(command, CancelPeek):
+            p = self._peeks.get(command.uuid)
+            if p is not None:
+                self._respond(p, PeekCanceled())
+        elif isinstance(command, (Schedule, AllowWrites)):
+            h = self._export_of.get(command.id)
+            if h is None:
+                raise ComputeProtocolError(f"{self.role}: {type(command).__name__} for unknown id {command.id}")
+            h.scheduled = True
+            if isinstance(command, AllowWrites) and h.df is not None and hasattr(h.df, "allow_writes"):
+                h.df.allow_writes(command.id)
+        elif isinstance(command, UpdateConfiguration):
+            for name, value in command.params:
+                self.config[name] = value
+        elif isinstance(command, CreateInstance):
+            self.config.update(dict(command.config))
+        elif isinstance(command, (Hello, InitializationComplete)):
+            pass  # no per-connection state: nothing durable is forgotten at a reconnection
+        else:
+            raise ComputeProtocolError(f"{self.role}: unknown command {command!r}")
+
+    def _create(self, desc) -> None:
+        if desc.as_of is None:
+            raise ComputeProtocolError(f"{self.role}: CreateDataflow {desc.debug_name!r} without an as_of")
+        for eid in desc.export_ids():
+            if eid in self._ever:
+                raise ComputeProtocolError(f"{self.role}: export id {eid} reused")
+        if self.role == "interactive":
+            if not desc.is_peek_dataflow():
+                raise ComputeProtocolError(f"interactive runtime: {desc.debug_name!r} is not a peek dataflow")
+            bad = [i for i in desc.import_ids() if i.is_transient()]
+            if bad:
+                raise ComputeProtocolError(f"interactive runtime: peek dataflow imports transient {bad}")
+        h = _Hosted(desc)
+        sources = {}
+        for s in desc.source_imports:
+            coll = self.storage.get(s.id) if self.storage is not None else None
+            if coll is None:
+                raise ComputeProtocolError(f"{self.role}: source {s.id} is not a storage collection")
+            if not frontier_le(coll.since, desc.as_of):
+                raise ComputeProtocolError(f"{self.role}: source {s.id} since {coll.since} has passed "
+                                           f"as_of {desc.as_of} of {desc.debug_name!r}")
+            sources[s.id] = coll
+        indexes = {}
+        for imp in desc.index_imports:
+            if self.role == "interactive":
+                try:
+                    h.holds[imp.id] = self.registry.acquire_read_hold(imp.id, desc.as_of, self.role)
+                except ComputeProtocolError as e:
+                    # loud, but keep the exports known so their peeks are answered, not lost
+                    self._install(h, {}, {})
+                    self._fail(h, str(e))
+                    raise
+                continue
+            prod = self._export_of.get(imp.id)
+            if prod is None or prod.df is None:
+                raise ComputeProtocolError(f"maintenance: index import {imp.id} is not a live index")
+            exp = prod.df.exports[imp.id]
+            if not frontier_le(exp.oks.since, desc.as_of):
+                raise ComputeProtocolError(f"maintenance: index {imp.id} since {exp.oks.since} has "
+                                           f"passed as_of {desc.as_of} of {desc.debug_name!r}")
+            indexes[imp.id] = exp
+        sinks = {}
+        for s in desc.sink_exports:
+            if s.kind == "materialized_view":
+                coll = self.storage.get(s.id) if self.storage is not None else None
+                if coll is None:
+                    raise ComputeProtocolError(f"{self.role}: sink target {s.id} is not a storage collection")
+                sinks[s.id] = coll
+        self._install(h, sources, sinks)
+        if h.holds:
+            for iid in h.holds:
+                self.registry.on_seal(iid, self._wake)
+            self._try_build(h)
+        else:
+            self._build(h, indexes)
+
+    def _install(self, h: _Hosted, sources, sinks) -> None:
+        for coll in sources.values():
+            fn = self._wake
+            coll.add_listener(fn)
+            h.listeners.append((coll, fn))
+        for eid in h.desc.export_ids():
+            self._ever.add(eid)
+            self._export_of[eid] = h
+        self._dataflows.append(h)
+        h.sources, h.sinks = sources, sinks
+
+    def _factory_fn(self):
+        if self._factory is None:
+            from compute.render.dataflow import Dataflow  # the dataflow engineer's module
+            self._factory = Dataflow
+        return self._factory
+
+    def _build(self, h: _Hosted, indexes) -> None:
+        d = h.desc
+        h.df = self._factory_fn()(d, sources=h.sources, indexes=indexes, sinks=h.sinks)
+        if self.role == "maintenance" and self.enabled_sharing:
+            for e in d.index_exports:
+                exp = h.df.exports[e.id]
+                self.registry.publish(e.id, exp.oks, exp.errs)
+
+    def _try_build(self, h: _Hosted) -> bool:
+        """Interactive: build once every index import has sealed past as_of."""
+        got = {}
+        for iid in h.holds:
+            try:
+                snap = self.registry.try_import_snapshot_at(iid, h.desc.as_of, self.role)
+            except PublisherFailed as e:
+                self._fail(h, str(e))
+                return True
+            except ComputeProtocolError as e:
+                self._fail(h, str(e))
+                raise
+            if snap is None:
+                return False
+            got[iid] = snap
+        for iid, hold in h.holds.items():
+            hold.release()
+            self.registry.remove_on_seal(iid, self._wake)
+        h.holds = {}
+        self._build(h, got)
+        return True
+
+    def _allow_compaction(self, id: GlobalId, frontier: Frontier) -> None:
+        h = self._export_of.get(id)
+        if h is None:
+            if id in self._ever:
+                raise ComputeProtocolError(f"{self.role}: AllowCompaction for dropped {id}")
+            if self.role == "interactive":
+                # not a collection hosted here: a standing hold on a published one (a stray
+                # transient id from the peer has nothing importable: nothing to do)
+                if not id.is_transient():
+                    self.registry.set_standing_hold(id, self.role, frontier)
+                return
+            raise ComputeProtocolError(f"maintenance: AllowCompaction for unknown id {id}")
+        if frontier is None:
+            self._drop_export(h, id)
+            return
+        if h.df is None:
+            return
+        exp = h.df.exports.get(id) if hasattr(h.df, "exports") else None
+        if exp is None:
+            return  # a sink: its storage output's compaction is the coordinator's
+        if self.role == "maintenance" and self.enabled_sharing:
+            self.registry.allow_compaction(id, frontier)
+            self.registry.apply_compactions()
+        elif frontier_le(exp.oks.since, frontier):
+            exp.oks.set_logical_compaction(frontier)
+            exp.errs.set_logical_compaction(frontier)
+
+    def _drop_export(self, h: _Hosted, id: GlobalId) -> None:
+        h.live.discard(id)
+        del self._export_of[id]
+        if self.role == "maintenance" and self.enabled_sharing and \
+                any(e.id == id for e in h.desc.index_exports):
+            self.registry.unpublish(id)
+        for p in list(self._peeks.values()):
+            if p.peek.target == id:
+                self._respond(p, PeekError(peeks.INTERNAL, f"peek target {id} was dropped while the peek was pending"))
+        if self._reported.get(id, 0) is not None:
+            self._report(id, None)
+        self._reported.pop(id, None)
+        if not h.live:
+            self._collect_dropped()
+
+    def _imported_by_live(self, h: _Hosted) -> bool:
+        """Another hosted dataflow still reads one of ``h``'s arrangements in place."""
+        mine = {e.id for e in h.desc.index_exports}
+        return any(g is not h and any(i.id in mine for i in g.desc.index_imports)
+                   for g in self._dataflows)
+
+    def _collect_dropped(self) -> None:
+        """Drop every dataflow whose exports are all dropped and whose arrangements no other
+        dataflow imports.  One still imported keeps running (no reports, no publication) so
+        its importer stays current; it goes once its last importer goes."""
+        changed = True
+        while changed:
+            changed = False
+            for h in list(self._dataflows):
+                if not h.live and not self._imported_by_live(h):
+                    self._drop_dataflow(h)
+                    changed = True
+
+    def _drop_dataflow(self, h: _Hosted) -> None:
+        for hold in h.holds.values():
+            hold.release()
+        for iid in h.holds:
+            self.registry.remove_on_seal(iid, self._wake)
+        h.holds = {}
+        for coll, fn in h.listeners:
+            coll.remove_listener(fn)
+        h.listeners = []
+        for eid in list(h.live):
+            self._export_of.pop(eid, None)
+        self._dataflows.remove(h)
+        if h.df is not None:
+            # freed a slice per step, not in one GIL-holding cascade (compute.replica.graveyard)
+            close = getattr(h.df, "close", None)
+            if close is not None:
+                close()
+            self._graveyard.bury(h.df)
+            h.df = None
+
+    # ------------------------------------------------------------ peeks
+    def _peek(self, peek: Peek) -> None:
+        if peek.uuid in self._peeks:
+            raise ComputeProtocolError(f"{self.role}: peek {peek.uuid} already pending")
+        h = self._export_of.get(peek.target)
+        if h is None and (self.role == "maintenance" or peek.target.is_transient()):
+            # A protocol violation, and loud; but every peek gets its one answer, or the
+            # controller waits for it forever (e.g. after a dataflow it created was refused).
+            msg = f"{self.role}: peek {peek.uuid} targets unknown index {peek.target}"
+            p = _PendingPeek(peek, "dataflow" if peek.target.is_transient() else "fast_path")
+            self._peeks[peek.uuid] = p
+            self._respond(p, PeekError(peeks.INTERNAL, msg))
+            raise ComputeProtocolError(msg)
+        kind = "dataflow" if peek.target.is_transient() else "fast_path"
+        self.peek_counts[kind] = self.peek_counts.get(kind, 0) + 1
+        p = _PendingPeek(peek, kind)
+        self._peeks[peek.uuid] = p
+        if h is not None and h.failed is not None:
+            self._respond(p, PeekError(peeks.INTERNAL, f"dataflow {h.name!r} failed: {h.failed}"))
+            return
+        if h is None:  # interactive fast path off the published arrangement
+            p.seal_cb = self._wake
+            self.registry.on_seal(peek.target, p.seal_cb)
+        self._try_answer(p)
+
+    def _readers(self, p: _PendingPeek):
+        h = self._export_of.get(p.peek.target)
+        if h is not None:
+            if h.df is None:
+                return None
+            exp = h.df.exports[p.peek.target]
+            return exp.oks, exp.errs
+        return self.registry.read_published(p.peek.target)
+
+    def _try_answer(self, p: _PendingPeek) -> bool:
+        try:
+            readers = self._readers(p)
+            if readers is None:
+                return False
+            if p.mfp_fn is None and not p.peek.map_filter_project.is_identity():
+                p.mfp_fn = peeks.compile_peek_mfp(p.peek.map_filter_project)
+            result = peeks.answer(p.peek, readers[0], readers[1], mfp_fn=p.mfp_fn)
+        except (ComputeProtocolError, PublisherFailed) as e:
+            result = PeekError(peeks.INTERNAL, str(e))
+        except Exception as e:  # a bug: answer, never hang
+            result = PeekError(peeks.INTERNAL, f"internal error answering peek: {e!r}")
+            self._responses.append(Status(f"{self.role}: internal error answering peek {p.peek.uuid}: {e!r}"))
+        if result is None:
+            return False
+        self._respond(p, result)
+        return True
+
+    def _respond(self, p: _PendingPeek, result) -> None:
+        del self._peeks[p.peek.uuid]
+        if p.seal_cb is not None:
+            self.registry.remove_on_seal(p.peek.target, p.seal_cb)
+        self._responses.append(PeekResponse(p.peek.uuid, result, answered_by=self.role, kind=p.kind))
+
+    def fail_pending_peeks(self, message: str) -> None:
+        """Answer every pending peek with an internal error (the driver's last resort)."""
+        for p in list(self._peeks.values()):
+            self._respond(p, PeekError(peeks.INTERNAL, message))
+
+    def _failed_input(self, h: _Hosted) -> Optional[str]:
+        """Why ``h`` can never make progress: a storage collection it reads was written by a
+        dataflow that failed, or an index it imports here belongs to one; else ``None``."""
+        for sid, coll in h.sources.items():
+            m = getattr(coll, "failed", None)
+            if m is not None:
+                return f"its input {sid} failed: {m}"
+        if self._failed_exports:
+            for imp in h.desc.index_imports:
+                m = self._failed_exports.get(imp.id)
+                if m is not None:
+                    return f"its input {imp.id} failed: {m}"
+        return None
+
+    def _fail(self, h: _Hosted, message: str) -> None:
+        h.failed = message
+        for eid in h.desc.export_ids():
+            self._failed_exports[eid] = message
+        for s in h.desc.sink_exports:
+            coll = h.sinks.get(s.id)
+            if coll is not None and hasattr(coll, "fail"):
+                coll.fail(message)  # readers of the materialized view see it, not a stall
+        for hold in h.holds.values():
+            hold.release()
+        if self.role == "maintenance" and self.enabled_sharing:
+            for e in h.desc.index_exports:
+                if e.id in h.live:
+                    self.registry.fail(e.id, message)
+        self._responses.append(Status(f"{self.role}: dataflow {h.name!r} failed: {message}"))
+        for p in list(self._peeks.values()):
+            if p.peek.target in h.live:
+                self._respond(p, PeekError(peeks.INTERNAL, f"dataflow {h.name!r} failed: {message}"))
+
+    # ------------------------------------------------------------ stepping
+    def step(self, fuel: Optional[int] = None) -> bool:
+        """Do a bounded amount of work; True when anything happened."""
+        fuel = self.fuel if fuel is None else fuel
+        did = False
+        for h in list(self._dataflows):
+            if h.df is None and h.failed is None and h.holds:
+                did |= self._try_build(h)
+        built = [h for h in self._dataflows if h.df is not None and h.failed is None]
+        for h in built:
+            msg = self._failed_input(h)
+            if msg is not None:
+                self._fail(h, msg)  # it could only wait for ever: answer its readers
+                did = True
+        built = [h for h in built if h.failed is None]
+        n = len(built)
+        publishing = self.role == "maintenance" and self.enabled_sharing
+        for k in range(n):
+            # creation order, which is dependency order (an importer is created after what
+            # it imports): a change flows from a table's index through a view into the
+            # index on it within one step.  Every dataflow gets its fuel in every step, so
+            # no rotation is needed for fairness.
+            h = built[k]
+            if h.df is None:
+                continue  # dropped by a callback during this step
+            try:
+                did |= bool(h.df.step(fuel=fuel))
+            except Exception as e:
+                self._fail(h, f"{e!r}")
+                did = True
+                continue
+            # Publish this dataflow's progress and answer the peeks it unblocks now, not after
+            # every other dataflow's activation: a cheap index's readers (on either runtime)
+            # must not wait behind a hydrating neighbour.
+            if publishing:
+                for e in h.desc.index_exports:
+                    if e.id in h.live:
+                        self.registry.note_upper(e.id)
+            if self._peeks:
+                for p in list(self._peeks.values()):
+                    did |= self._try_answer(p)
+        if self.role == "maintenance" and self.enabled_sharing:
+            for h in built:
+                for e in h.desc.index_exports:
+                    if e.id in h.live:
+                        self.registry.note_upper(e.id)
+            did |= self.registry.apply_compactions()
+        for h in built:
+            if h.df is None:
+                continue
+            did |= self._report_frontiers(h)
+            for s in h.desc.sink_exports:
+                if s.kind == "subscribe" and s.id in h.live and hasattr(h.df, "drain_subscribe"):
+                    for item in h.df.drain_subscribe(s.id) or ():
+                        if isinstance(item, (SubscribeBatch, SubscribeDropped)):
+                            item = SubscribeResponse(s.id, item)
+                        self._responses.append(item)
+                        did = True
+        for p in list(self._peeks.values()):
+            did |= self._try_answer(p)
+        if self._graveyard:
+            did |= self._graveyard.work()
+        return did
+
+    def _report_frontiers(self, h: _Hosted) -> bool:
+        did = False
+        for eid in h.desc.export_ids():
+            if eid not in h.live:
+                continue
+            exp = h.df.exports.get(eid) if eid in getattr(h.df, "exports", {}) else None
+            upper = exp.oks.upper if exp is not None else h.df.frontier()
+            last = self._reported.get(eid, h.desc.as_of)
+            if upper != last and frontier_le(last, upper):
+                self._report(eid, upper)
+                did = True
+        return did
+
+    def _report(self, id: GlobalId, upper: Frontier) -> None:
+        last = self._reported.get(id)
+        if id in self._reported and not frontier_le(last, upper):
+            raise ComputeProtocolError(f"{self.role}: frontier of {id} would regress {last} -> {upper}")
+        self._reported[id] = upper
+        self._responses.append(Frontiers(id, upper, upper, upper))

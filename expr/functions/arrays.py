@@ -1,0 +1,421 @@
+"""The array functions and the ordered-form aggregates (part of
+``expr.functions.document``, split out to keep modules short): the array casts synthesized
+per element type (a resolver in ``expr.functions.RESOLVERS``: ``cast_text_to_int4[]``,
+``cast_int4[]_to_text``, ``cast_int4[]_to_int8[]``, keeping the shape), constructors (one more
+dimension from sub-arrays: ``array_create_md``), subscripts and slices over any number of
+dimensions, ``array_ndims``/``array_dims``,
+``array_length``/``array_position``/``array_to_string``/``||``/``@>``/..., ANY/ALL
+comparisons, ``regexp_match``/``regexp_split_to_array``/``string_to_array``, and the
+finishers of ``array_agg``/``jsonb_agg``/``jsonb_object_agg`` and of aggregates with
+``ORDER BY`` (``collect_finish``, ``ordered_aggregate``), shared by the Reduce operator and
+the reference evaluator.
+Invariant: raises only ``EvalError``; element comparisons use the values' own total order.
+Deliberately not here: the value class (``repr.arrays``) and SQL signatures.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from expr.functions import FUNCTIONS, RESOLVERS, FuncImpl, _reg, text as _text
+from expr.functions.jsonb import to_jsonb_value
+from repr.arrays import Array, MdArray, array_out, make_array, parse_array
+from repr.errors import EvalError
+from repr.jsonb import Jsonb, sort_pairs
+
+# ------------------------------------------------------------------ arrays
+
+
+def _elem_out(x) -> str:
+    if x is True or x is False:
+        return "t" if x else "f"
+    return _text.to_text(x)
+
+
+def array_text(a) -> str:
+    return array_out(a, _text.to_text)
+
+
+def _array_resolver(fid: str):
+    """Synthesize the array casts ``cast_text_to_E[]``, ``cast_E[]_to_text`` and
+    ``cast_A[]_to_B[]`` from the element casts."""
+    if not isinstance(fid, str) or not fid.startswith("cast_") or "[]" not in fid:
+        return None
+    frm, _, to = fid[5:].partition("_to_")
+    if frm == "text" and to.endswith("[]"):
+        el = FUNCTIONS.get(f"cast_text_to_{to[:-2]}") if to[:-2] != "text" else None
+        parse = el.fn if el is not None else (lambda s: s)
+        return FuncImpl(lambda s: parse_array(s, parse))
+    if frm.endswith("[]") and to == "text":
+        return FuncImpl(array_text)
+    if frm.endswith("[]") and to.endswith("[]"):
+        el = FUNCTIONS.get(f"cast_{frm[:-2]}_to_{to[:-2]}")
+        if el is None:
+            return None
+        f = el.fn
+        return FuncImpl(lambda a: make_array([None if x is None else f(x) for x in a], a.dims))
+    return None
+
+
+RESOLVERS.append(_array_resolver)
+
+
+def array_index(a, i, *more):
+    """``a[i]``, ``a[i][j]...``: the element, or NULL when the number of subscripts is not
+    the array's number of dimensions or one is out of range (PostgreSQL)."""
+    if not more:
+        if type(a) is MdArray:
+            return None
+        return a[i - 1] if 1 <= i <= len(a) else None
+    dims = a.dims
+    if len(dims) != 1 + len(more):
+        return None
+    off = 0
+    for d, k in zip(dims, (i,) + more):
+        if not 1 <= k <= d:
+            return None
+        off = off * d + (k - 1)
+    return a[off]
+
+
+def array_slice(a, lo, hi, *more):
+    """``a[lo:hi]`` (a bound None when omitted), and ``a[lo:hi][lo2:hi2]...`` with ``more``
+    as further (lo, hi) pairs (a plain subscript ``i`` among slices is ``1:i``); the
+    dimensions after the last subscript are taken whole; lower bounds become 1."""
+    if a is None:
+        return None
+    dims = a.dims
+    bounds = [(lo, hi)] + [(more[k], more[k + 1]) for k in range(0, len(more), 2)]
+    if not dims or len(bounds) > len(dims):
+        return Array(())
+    ranges = []
+    for d, (l, h) in zip(dims, bounds + [(None, None)] * (len(dims) - len(bounds))):
+        l = 1 if l is None else max(l, 1)
+        h = d if h is None else min(h, d)
+        if l > h:
+            return Array(())
+        ranges.append((l - 1, h))
+    if len(dims) == 1:
+        return Array(a[ranges[0][0]:ranges[0][1]])
+    strides = [1] * len(dims)
+    for k in range(len(dims) - 2, -1, -1):
+        strides[k] = strides[k + 1] * dims[k + 1]
+    out = []
+
+    def walk(k, base):
+        l, h = ranges[k]
+        if k == len(dims) - 1:
+            out.extend(a[base + l:base + h])
+            return
+        for x in range(l, h):
+            walk(k + 1, base + x * strides[k])
+    walk(0, 0)
+    return make_array(out, [h - l for l, h in ranges])
+
+
+def _dim_of(a, d):
+    dims = a.dims
+    return dims[d - 1] if 1 <= d <= len(dims) else None
+
+
+def array_dims_text(a):
+    """``array_dims``: ``[1:2][1:3]``; NULL for the empty array."""
+    dims = a.dims
+    return "".join(f"[1:{d}]" for d in dims) if dims else None
+
+
+def array_create_md(*subs):
+    """``ARRAY[sub, sub, ...]`` over arrays: one more dimension.  NULL and empty sub-arrays
+    give ``{}`` when all are so; otherwise every sub-array must have the same shape."""
+    shapes = {None if x is None or not x else x.dims for x in subs}
+    if shapes == {None}:
+        return Array(())
+    if len(shapes) != 1:
+        raise EvalError("2202E", "multidimensional arrays must have array expressions with matching dimensions")
+    sub = shapes.pop()
+    if 1 + len(sub) > 6:
+        raise EvalError("54000", f"number of array dimensions ({1 + len(sub)}) exceeds the maximum allowed (6)")
+    return make_array([e for x in subs for e in x], (len(subs),) + sub)
+
+
+def array_position(a, x, start=None):
+    if a is None:
+        return None
+    if type(a) is MdArray:
+        raise EvalError("0A000", "searching for elements in multidimensional arrays is not supported")
+    s = 1 if start is None else start
+    for i in range(max(s, 1) - 1, len(a)):
+        e = a[i]
+        if (e is None and x is None) or (e is not None and x is not None and e == x):
+            return i + 1
+    return None
+
+
+def array_to_string(a, delim, null_str=None):
+    if a is None or delim is None:
+        return None
+    parts = []
+    for x in a:
+        if x is None:
+            if null_str is not None:
+                parts.append(null_str)
+        else:
+            parts.append(_elem_out(x))
+    return delim.join(parts)
+
+
+def array_cat(a, b):
+    if a is None or not b:
+        return b if a is None else a
+    if not a:
+        return b
+    da, db = a.dims, b.dims
+    if len(da) == len(db) and da[1:] == db[1:]:
+        dims = (da[0] + db[0],) + da[1:]
+    elif len(da) == len(db) + 1 and da[1:] == db:
+        dims = (da[0] + 1,) + db
+    elif len(db) == len(da) + 1 and db[1:] == da:
+        dims = (db[0] + 1,) + da
+    else:
+        raise EvalError("2202E", "cannot concatenate incompatible arrays")
+    return make_array(tuple(a) + tuple(b), dims)
+
+
+def _one_dim(a):
+    if type(a) is MdArray:
+        raise EvalError("22000", "argument must be empty or one-dimensional array")
+    return tuple(a) if a is not None else ()
+
+
+def array_append(a, x):
+    return Array(_one_dim(a) + (x,))
+
+
+def array_prepend(x, a):
+    return Array((x,) + _one_dim(a))
+
+
+def array_contains(a, b) -> bool:
+    have = [x for x in a if x is not None]
+    return all(y is not None and any(y == x for x in have) for y in b)
+
+
+def array_overlap(a, b) -> bool:
+    have = [x for x in a if x is not None]
+    return any(y is not None and any(y == x for x in have) for y in b)
+
+
+def _same(x, y) -> bool:
+    return (x is None and y is None) or (x is not None and y is not None and x == y)
+
+
+def array_remove(a, x):
+    if a is None:
+        return None
+    if type(a) is MdArray:
+        raise EvalError("0A000", "removing elements from multidimensional arrays is not supported")
+    return Array([e for e in a if not _same(e, x)])
+
+
+def array_replace(a, x, y):
+    if a is None:
+        return None
+    return make_array([y if _same(e, x) else e for e in a], a.dims)
+
+
+def _compare_any(x, arr, fid: str, want_all: bool):
+    """``x op ANY(arr)`` / ``x op ALL(arr)`` with three-valued logic."""
+    if arr is None:
+        return None
+    impl = FUNCTIONS[fid]
+    fn = impl.fn
+    saw_null = False
+    for e in arr:
+        if impl.strict and (x is None or e is None):
+            r = None
+        else:
+            r = fn(x, e)
+        if r is None:
+            saw_null = True
+        elif bool(r) != want_all:
+            return not want_all
+    return None if saw_null else want_all
+
+
+def _case_flag(flags: str, what: str) -> bool:
+    """Case-insensitivity from PostgreSQL regex flags (``i``/``c``, the last one wins)."""
+    ci = False
+    for f in flags:
+        if f == "i":
+            ci = True
+        elif f == "c":
+            ci = False
+        elif f == "g" and what:
+            raise EvalError("22023", f'{what}() does not support the "global" option')
+        else:
+            raise EvalError("22023", f'invalid regular expression option: "{f}"')
+    return ci
+
+
+def regexp_match(s, pattern, flags=""):
+    rx = _text._regex(pattern, _case_flag(flags, "regexp_match"))
+    m = rx.search(s)
+    if m is None:
+        return None
+    if rx.groups == 0:
+        return Array((m.group(0),))
+    return Array(m.groups())
+
+
+def regexp_split_to_array(s, pattern, flags=""):
+    """PostgreSQL's split: a match counts unless it is empty at the end of the string or
+    ends no later than the previous match (so no empty match at the start)."""
+    rx = _text._regex(pattern, _case_flag(flags, "regexp_split_to_array"))
+    n = len(s)
+    out, piece_start, prev_end, pos = [], 0, 0, 0
+    while pos <= n:
+        m = rx.search(s, pos)
+        if m is None:
+            break
+        so, eo = m.span()
+        if so < n and eo > prev_end:
+            out.append(s[piece_start:so])
+            piece_start = eo
+        prev_end = eo
+        pos = eo + 1 if so == eo else eo
+    out.append(s[piece_start:])
+    return Array(out)
+
+
+def string_to_array(s, delim, null_str=None):
+    if s is None:
+        return None
+    if s == "":
+        return Array(())
+    if delim is None:
+        parts = list(s)
+    elif delim == "":
+        parts = [s]
+    else:
+        parts = s.split(delim)
+    return Array([None if (null_str is not None and p == null_str) else p for p in parts])
+
+
+_reg("array_create", lambda *xs: Array(xs), strict=False)
+_reg("array_index", array_index)
+_reg("array_slice", array_slice, strict=False)
+_reg("array_create_md", array_create_md, strict=False)
+_reg("array_length", _dim_of)
+_reg("array_lower", lambda a, d: 1 if _dim_of(a, d) else None)
+_reg("array_upper", _dim_of)
+_reg("array_ndims", lambda a: len(a.dims) or None)
+_reg("array_dims", array_dims_text)
+_reg("array_cardinality", len)
+_reg("array_position", array_position, strict=False)
+_reg("array_to_string", array_to_string, strict=False)
+_reg("array_cat", array_cat, strict=False)
+_reg("array_append", array_append, strict=False)
+_reg("array_prepend", array_prepend, strict=False)
+_reg("array_contains", array_contains)
+_reg("array_contained", lambda a, b: array_contains(b, a))
+_reg("array_overlap", array_overlap)
+_reg("array_remove", array_remove, strict=False)
+_reg("array_replace", array_replace, strict=False)
+_reg("array_any", lambda x, a, fid: _compare_any(x, a, fid, False), strict=False)
+_reg("array_all", lambda x, a, fid: _compare_any(x, a, fid, True), strict=False)
+_reg("regexp_match", regexp_match)
+_reg("regexp_split_to_array", regexp_split_to_array)
+_reg("string_to_array", string_to_array, strict=False)
+
+
+_text.TEXT_OUT[Array] = array_text
+_text.TEXT_OUT[MdArray] = array_text
+
+
+# ------------------------------------------------------------------ aggregates
+
+
+def collect_finish(func: str, values: list):
+    """The value of ``array_agg``/``jsonb_agg``/``jsonb_object_agg`` over ``values`` (in
+    aggregation order; NULLs kept); None for no values."""
+    if not values:
+        return None
+    if func == "array_agg":
+        if any(isinstance(v, Array) for v in values):
+            return _accumulate_arrays(values)
+        return Array(values)
+    if func == "list_agg":  # Materialize's list_agg (always the ordered form: planner.bind_lists)
+        from repr.lists import List
+        return List(values)
+    if func == "jsonb_agg":
+        return Jsonb(tuple(to_jsonb_value(v) for v in values))
+    if func == "jsonb_object_agg":
+        pairs = []
+        for kv in values:
+            if kv is None:
+                continue
+            k, v = kv
+            if k is None:
+                raise EvalError("22023", "field name must not be null")
+            pairs.append((k, to_jsonb_value(v)))
+        return Jsonb(sort_pairs(pairs))
+    raise EvalError("XX000", f"unknown collecting aggregate {func}")
+
+
+
+def _accumulate_arrays(values: list):
+    """``array_agg`` over arrays: one more dimension (PostgreSQL's errors otherwise)."""
+    for v in values:
+        if v is None:
+            raise EvalError("22004", "cannot accumulate null arrays")
+        if not v:
+            raise EvalError("2202E", "cannot accumulate empty arrays")
+    if len({v.dims for v in values}) != 1:
+        raise EvalError("2202E", "cannot accumulate arrays of different dimensionality")
+    return array_create_md(*values)
+
+
+# ------------------------------------------------------------------ ORDER BY inside aggregates
+
+
+def _safe(v):
+    """A sort key for any value (records with NULL fields included): NULL last."""
+    if v is None:
+        return (1,)
+    if type(v) is tuple:
+        return (0, tuple(_safe(x) for x in v))
+    return (0, v)
+
+
+def ordered_aggregate(func: str, records, order_by: tuple):
+    """The value of an ordered-form aggregate (``expr.relation.AggregateExpr.order_by``)
+    over ``records``: ``(record(value, key1..keyN), count)`` pairs with positive counts.
+    Rows sort by the keys (each ``(desc, nulls_last)``), ties by the value, so the result
+    is deterministic (PostgreSQL leaves ties in input order)."""
+    items = [r for r, c in records for _ in range(c)]
+    if not items:
+        return None
+    items.sort(key=lambda r: _safe(r[0]))
+    for i in reversed(range(len(order_by))):
+        desc, nulls_last = order_by[i]
+        j = i + 1
+        if nulls_last != desc:
+            items.sort(key=lambda r: (r[j] is None, r[j]), reverse=desc)
+        else:
+            items.sort(key=lambda r: (r[j] is not None, r[j]), reverse=desc)
+    values = [r[0] for r in items]
+    if func == "string_agg":
+        return string_agg_join(values)
+    return collect_finish(func, values)
+
+
+def string_agg_join(values) -> Optional[str]:
+    """string_agg over ``(value, delimiter)`` records in order: NULL values skipped, each
+    later value preceded by its own delimiter (NULL as empty); NULL when nothing is left."""
+    parts: list = []
+    for v in values:
+        if v is None or v[0] is None:
+            continue
+        if parts:
+            parts.append(v[1] or "")
+        parts.append(v[0])
+    return "".join(parts) if parts else None
