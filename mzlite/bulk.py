@@ -54,8 +54,8 @@ def _converter(typ: str):
             raise _Decline
         conv.column_kind = ({float, type(None)}, None)
         return conv
-    if typ == "float4":  # real (expr.functions.exact's canonical float32 values)
-        from expr.functions.exact import float4_canon
+    if typ == "float4":  # real (repr.strconv's canonical float32 values)
+        from repr.strconv import float4_canon
 
         def conv(v):
             if v is None:
@@ -92,7 +92,7 @@ class _Decline(Exception):
 
 
 def _with_typmod(conv, typmod):
-    """``conv`` followed by the column's modifier check (``expr.functions.exact``), as the
+    """``conv`` followed by the column's modifier check (``expr.functions.char``/``numeric``), as the
     general path's assignment cast does; a value the check refuses declines, so the general
     path raises the error (22001/22003) with its statement context."""
     from expr.functions import FUNCTIONS

@@ -44,8 +44,8 @@ def _scalars(value):
 
 
 def _volatile_call(e):
-    """The name of a volatile function ``e`` calls (``expr.functions.document.VOLATILE``), or None."""
-    from expr.functions.document import VOLATILE
+    """The name of a volatile function ``e`` calls (``expr.functions.VOLATILE``), or None."""
+    from expr.functions import VOLATILE
     stack = [e]
     while stack:
         x = stack.pop()

@@ -171,7 +171,7 @@ _EXACT = frozenset({type(None), bool, int, float, decimal.Decimal, str})
 def pg_text(value) -> str:
     """PostgreSQL's text form of an engine value (``2020-01-01 10:00:00+00``, ``1 mon``, ...),
     as ``to_text``/casts to text print it (for tools such as the sqllogictest runner)."""
-    from expr.functions.text import to_text
+    from repr.strconv import to_text
     return to_text(value)
 
 

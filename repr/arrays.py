@@ -1,7 +1,7 @@
 """SQL array values (``Array``, ``MdArray``) and PostgreSQL's array text I/O.
 
 Owns ``Array``: a ``tuple`` subclass (so it is hashable and immutable) distinct from plain
-tuples, which are records (``expr.functions.text.to_text`` prints a tuple as a record).
+tuples, which are records (``repr.strconv.to_text`` prints a tuple as a record).
 Elements are SQL values or ``None`` (NULL elements are allowed).  A multi-dimensional array
 is an ``MdArray``: the same flat tuple of elements in row-major order plus ``dims`` (the
 length of each dimension; every lower bound is 1), so everything PostgreSQL defines over

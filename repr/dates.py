@@ -17,10 +17,10 @@ a bare Python exception; every finite value stays inside Python's
 ``DateInfinity`` singletons ``INFINITY`` and ``NEG_INFINITY`` (one pair for all three types:
 casts between them keep it): hashable, equal only to themselves, and ordered above
 (below) every ``date``/``datetime`` from either side of the comparison, so mixed columns
-sort as PostgreSQL orders them.  Deliberately not here: SQL signatures (``sql.functions_datetime``), the
-``FUNCTIONS`` entries and field functions (``expr.functions.datetime``).  The planner
-registers these parsers as the literal input functions of ``sql.types`` (``sql`` may not
-import ``compute``), so literals and run-time casts share one implementation.
+sort as PostgreSQL orders them.  Deliberately not here: SQL signatures (``sql.functions.datetime``), the
+``FUNCTIONS`` entries and field functions (``expr.functions.datetime``).  ``PARSERS`` is the
+input function of each type for both literals (``sql.types.datetime``) and run-time casts
+(``expr.functions.datetime``), so the two share one implementation.
 """
 from __future__ import annotations
 

@@ -4,12 +4,12 @@ and ``interval`` with fields and/or precision (``interval(p)``, ``interval day t
 AdjustTimeForTypmod and AdjustIntervalForTypmod do.
 
 Owns ``typmod_timestamp`` / ``typmod_timestamptz`` / ``typmod_time`` / ``typmod_interval``
-(``value, typmod, explicit``; the binder inserts them, see ``sql.types_datetime``).  Rounding
+(``value, typmod, explicit``; the binder inserts them, see ``sql.types.datetime``).  Rounding
 is PostgreSQL's, not Python's: half away from zero on the microseconds counted from
 PostgreSQL's epoch 2000-01-01 (so a timestamp before 2000 rounds its halves down), half up
 for a time of day, half away from zero on an interval's time part.
 Invariant: infinite timestamps pass unchanged; an out-of-range result is ``EvalError`` 22008.
-Deliberately not here: parsing the modifier (``sql.types_datetime.typmod_for_datetime``) and
+Deliberately not here: parsing the modifier (``sql.types.datetime.typmod_for_datetime``) and
 the cast itself (``expr.functions.datetime``).
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from repr.dates import USECS_PER_DAY, USECS_PER_HOUR, USECS_PER_MINUTE, Interval
 from repr.dates_infinity import DateInfinity
 from repr.errors import EvalError
 
-__all__ = ["TYPMOD_ENTRIES", "typmod_timestamp", "typmod_time", "typmod_interval"]
+__all__ = ["typmod_timestamp", "typmod_time", "typmod_interval"]
 
 _PG_EPOCH_YEAR = 2000
 _MASK_YEAR, _MASK_MONTH, _MASK_DAY = 1 << 2, 1 << 1, 1 << 3
@@ -103,7 +103,3 @@ def typmod_interval(iv: Interval, typmod: int, explicit: bool = True) -> Interva
         return iv
     return check_interval(months, days, us)
 
-
-#: (func id, implementation) for ``expr.functions.datetime`` to register
-TYPMOD_ENTRIES = (("typmod_timestamp", typmod_timestamp), ("typmod_timestamptz", typmod_timestamp),
-                  ("typmod_time", typmod_time), ("typmod_interval", typmod_interval))

@@ -15,8 +15,8 @@ Strings compare by code point (mzlite's collation is C).  Numbers compare numeri
 
 Invariant: a ``Jsonb`` is never mutated; ``v`` is always canonical (``make`` converts
 plain Python values: dict/list/int/float/str/bool/None).
-Deliberately not here: the SQL functions over jsonb (``expr.functions.document``) and
-SQL signatures (``sql.functions_document``).
+Deliberately not here: the SQL functions over jsonb (``expr.functions.jsonb``) and
+SQL signatures (``sql.functions.jsonb``).
 """
 from __future__ import annotations
 
@@ -36,13 +36,14 @@ class JObject(tuple):
         for a, b in self:
             if a == k:
                 return b
-        return _MISSING
+        return MISSING
 
     def keys(self):
         return [a for a, _ in self]
 
 
-_MISSING = object()
+#: what ``JObject.get`` returns for an absent key (JSON null is None)
+MISSING = object()
 
 
 def _key_order(k: str):

@@ -15,7 +15,7 @@ quotes and backslash escapes, unescaped white space trimmed).
 Invariant: a ``List`` is 1-based for SQL (``l[1]`` is ``l[0]`` here) and every element of a
 layered list is a ``List`` or ``None``.
 Deliberately not here: list functions (``expr.functions.lists``) and SQL typing
-(``sql.types_lists``).
+(``sql.types.lists``).
 """
 from __future__ import annotations
 

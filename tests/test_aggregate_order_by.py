@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from expr.functions.document import ordered_aggregate
+from expr.functions.aggregates import ordered_aggregate
 from expr.relation import AggregateExpr, Get, Reduce
 from expr.scalar import Call, Column, If, Literal
 import mzlite

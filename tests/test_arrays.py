@@ -9,11 +9,10 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 import pytest
 
-import expr.functions  # noqa: F401  (registers the array text output, also when this file runs alone)
-from expr.functions.text import to_text
 import mzlite
 from repr.arrays import Array, array_out, parse_array
 from repr.errors import EvalError
+from repr.strconv import to_text
 
 texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=6)
 

@@ -14,12 +14,11 @@ import functools
 from hypothesis import given, settings, strategies as st
 import pytest
 
-import expr.functions  # noqa: F401  (registers the array functions)
 from expr.functions import FUNCTIONS
-from expr.functions.text import to_text
 import mzlite
 from repr.arrays import Array, MdArray, array_out, make_array, parse_array, unnest_zip
 from repr.errors import EvalError
+from repr.strconv import to_text
 
 
 @st.composite

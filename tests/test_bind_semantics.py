@@ -42,11 +42,12 @@ DUCK_TYPES = {"int4": "INTEGER", "text": "VARCHAR", "int8": "BIGINT"}
 @pytest.fixture(scope="module")
 def env():
     from expr import functions as cf
+    from expr.functions.common import FuncImpl
     added = "raise_cardinality" not in cf.FUNCTIONS
     if added:  # stand-in until expr.functions implements it (see decorrelate.CARDINALITY_FUNC)
         def boom():
             raise EvalError("21000", "more than one row returned by a subquery used as an expression")
-        cf.FUNCTIONS["raise_cardinality"] = cf.FuncImpl(boom, strict=False)
+        cf.FUNCTIONS["raise_cardinality"] = FuncImpl(boom, strict=False)
     cat = Catalog()
     con = duckdb.connect()
     inputs = {}

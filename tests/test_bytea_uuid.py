@@ -7,35 +7,35 @@ import uuid
 
 import pytest
 
-from expr.functions.document import bytea_in, bytea_out, uuid_in
 import mzlite
 from repr.errors import EvalError
+from repr.strconv import bytea_out, parse_bytea, parse_uuid
 
 
 @pytest.mark.parametrize("text, want", [("abc", "\\x616263"), ("\\x616263", "\\x616263"), ("\\x 41 42", "\\x4142"),
                                         ("ab\\\\c\\101", "\\x61625c6341"), ("", "\\x")])
 def test_bytea_input_as_postgres(text, want):
-    assert bytea_out(bytea_in(text)) == want
+    assert bytea_out(parse_bytea(text)) == want
 
 
 @pytest.mark.parametrize("text, code", [("\\xzz", "22023"), ("\\x1", "22023"), ("a\\q", "22P02")])
 def test_bytea_bad_input(text, code):
     with pytest.raises(EvalError) as e:
-        bytea_in(text)
+        parse_bytea(text)
     assert e.value.sqlstate == code
 
 
 @pytest.mark.parametrize("text", ["a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "{a0eebc99-9c0b4ef8-bb6d6bb9-bd380a11}",
                                   "A0EEBC999C0B4EF8BB6D6BB9BD380A11", "a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11"])
 def test_uuid_input_forms(text):
-    assert str(uuid_in(text)) == "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
+    assert str(parse_uuid(text)) == "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
 
 
 @pytest.mark.parametrize("text", ["a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11-",
                                   "{a0eebc999c0b4ef8bb6d6bb9bd380a11", " a0eebc999c0b4ef8bb6d6bb9bd380a11", "-a0eebc99"])
 def test_uuid_bad_input(text):
     with pytest.raises(EvalError) as e:
-        uuid_in(text)
+        parse_uuid(text)
     assert e.value.sqlstate == "22P02"
 
 

@@ -377,8 +377,8 @@ def test_inline_templates_agree_with_functions():
         if t is None:
             t = {"upper": "text", "lower": "text", "char_length": "text", "reverse": "text",
                  "starts_with": "text", "not": "bool", "cast_bool_to_text": "bool",
-                 "cast_bool_to_int4": "bool", "cast_text_to_text": "text",
-                 "cast_unknown_to_text": "text", "identity": "int4"}.get(name)
+                 "cast_bool_to_int4": "bool", "cast_unknown_to_text": "text",
+                 "identity": "int4"}.get(name)
             if name.startswith("cast_"):
                 t = name.split("_")[1]
             if t is None:

@@ -15,11 +15,11 @@ import datetime as dt
 from hypothesis import given, settings, strategies as st
 import pytest
 
-from expr.functions.text import to_text
 import mzlite
 from mzlite.oracle import ManualClock
 from repr.dates import (Interval, interval_out, parse_date, parse_interval, parse_time, parse_timestamp,
                         parse_timestamptz)
+from repr.strconv import to_text
 
 UTC = dt.timezone.utc
 

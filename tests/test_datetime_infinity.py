@@ -16,10 +16,10 @@ import pickle
 from hypothesis import given, settings, strategies as st
 import pytest
 
-from expr.functions.text import to_text
 import mzlite
 from repr.dates import INFINITY, NEG_INFINITY, parse_date, parse_timestamp, parse_timestamptz
 from repr.dates_infinity import DateInfinity
+from repr.strconv import to_text
 
 UTC = dt.timezone.utc
 

@@ -144,7 +144,7 @@ def test_an_idle_runtime_handles_the_command_on_the_senders_thread():
 def test_inline_work_runs_with_the_numeric_context_of_the_runtime_thread():
     """Sabotage: ``_work_inline`` without ``decimal.localcontext(NUMERIC_CONTEXT)`` -> the
     sender's 28-digit default context is seen."""
-    from expr.functions import NUMERIC_CONTEXT
+    from repr.numeric import NUMERIC_CONTEXT
     rt = _Runtime()
     d = _driver(rt)
     try:

@@ -1,5 +1,5 @@
-"""Materialize's list type (repr.lists, sql.syntax_lists, sql.types_lists,
-sql.functions_lists, planner.bind_lists, expr.functions.lists).
+"""Materialize's list type (repr.lists, sql.syntax_lists, sql.types.lists,
+sql.functions.lists, planner.bind_lists, expr.functions.lists).
 
 Text output/input round trips by hypothesis, the order and identity of list values (never
 equal to arrays), error positions after the syntax rewrite, lists in one-shot reads and in
@@ -15,12 +15,11 @@ import random
 from hypothesis import given, settings, strategies as st
 import pytest
 
-import expr.functions  # noqa: F401  (registers the list text output, also when this file runs alone)
-from expr.functions.text import to_text
 import mzlite
 from repr.arrays import Array
 from repr.errors import EvalError
 from repr.lists import List, list_out, parse_list
+from repr.strconv import to_text
 
 # Materialize prints a text element spelled NULL in another case (``nUlL``) bare, and reads a
 # bare one back as NULL: its documented output; such texts are left out of the round trip

@@ -1,5 +1,5 @@
-"""char(n), varchar(n) and numeric(p,s): PostgreSQL's modifier semantics (``sql.types_exact``,
-``expr.functions.exact``), one-shot and in maintained objects, on every write path.
+"""char(n), varchar(n) and numeric(p,s): PostgreSQL's modifier semantics (``sql.types.char``/``numeric``,
+``repr.char``/``repr.numeric``), one-shot and in maintained objects, on every write path.
 
 Expected answers were taken from PostgreSQL 15.
 """
@@ -202,16 +202,16 @@ def test_real_columns_aggregates_and_views(con):
 
 
 def test_real_plan_time_and_runtime_parsers_agree():
-    """``sql.types_exact.parse_float4`` (plan-time literals) and compute's ``cast_text_to_float4``
-    give the same values and the same errors."""
+    """``sql.types.parse_literal`` of a real (plan-time literals) and ``cast_text_to_float4``
+    (run time) give the same values and the same errors."""
     from expr.functions import FUNCTIONS
     from repr.errors import EvalError
     from sql.errors import DataError
-    from sql.types_exact import parse_float4
+    from sql.types import parse_literal
     run = FUNCTIONS["cast_text_to_float4"].fn
     for s in ["0.1", " 1e6 ", "-3.4e38", "3.5e38", "1e-46", "1e-45", "nan", "-Infinity", "x", "1.2345678", ""]:
         try:
-            want = ("ok", parse_float4(s))
+            want = ("ok", parse_literal(s, "float4"))
         except DataError as e:
             want = ("err", e.sqlstate, str(e))
         try:

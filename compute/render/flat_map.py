@@ -70,8 +70,8 @@ def resolve_table_function(func: str) -> Optional[Callable]:
         return numbered
     f = TABLE_FUNCTIONS.get(func)
     if f is None:  # jsonb table functions
-        from expr.functions.document import TABLE_FUNCTIONS_DOCUMENT
-        f = TABLE_FUNCTIONS_DOCUMENT.get(func, (None,))[0]
+        from expr.functions import TABLE_FUNCTIONS as JSONB_TABLE_FUNCTIONS
+        f = JSONB_TABLE_FUNCTIONS.get(func, (None,))[0]
     return f
 
 

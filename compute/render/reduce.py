@@ -31,7 +31,7 @@ from sortedcontainers import SortedList
 
 from compute.render.operator import EMPTY, Operator, accumulate_counts, take_touched
 from expr.compile import compile_scalar, compile_source
-from expr.functions import avg_finish, sum_finish, variance_finish
+from expr.functions.aggregates import avg_finish, sum_finish, variance_finish
 from expr.relation import AggregateExpr
 from expr.scalar import Call, Column, Literal, ScalarExpr
 from repr.errors import EvalError
@@ -325,7 +325,7 @@ class _Multiset(_Agg):
         out = []
         for (isnull, v), c in vals:
             out.extend([None if isnull else v] * c)
-        from expr.functions.document import collect_finish  # Array / Jsonb values
+        from expr.functions.aggregates import collect_finish  # Array / Jsonb values
         return collect_finish(self.agg.func, out) if out else None
 
 
@@ -378,7 +378,7 @@ class _Distinct(_Agg):
 class _Ordered(_Agg):
     """Slot: ``record -> count`` of ``record(value, sort keys...)`` (NULL records, rows a
     FILTER rejected, are skipped).  Non-invertible: finishing re-sorts the group's multiset
-    (``expr.functions.document.ordered_aggregate``), work proportional to the group."""
+    (``expr.functions.aggregates.ordered_aggregate``), work proportional to the group."""
 
     def init(self, G: list) -> None:
         G.append(None)
@@ -387,7 +387,7 @@ class _Ordered(_Agg):
         accumulate_counts(self.off, Gs, vs, ds, "value")
 
     def finish(self, G):
-        from expr.functions.document import ordered_aggregate
+        from expr.functions.aggregates import ordered_aggregate
         m = G[self.off]
         if not m:
             return None

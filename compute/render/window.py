@@ -338,7 +338,7 @@ class _Sequence:
             else:
                 frame = [v for a, b in _segments(i, starts[i], ends[i], excl) for v in vals[a:b]]
             if self.func == "string_agg":
-                from expr.functions.arrays import string_agg_join
+                from expr.functions.aggregates import string_agg_join
                 out[r] = string_agg_join(frame)
             elif self.func == "jsonb_object_agg":
                 out[r] = _collect(self.func, frame)
@@ -350,7 +350,7 @@ def _collect(func: str, values: list):
     """array_agg/jsonb_agg/jsonb_object_agg of ``values`` in order (compute's value types)."""
     if not values:
         return None
-    from expr.functions.document import collect_finish
+    from expr.functions.aggregates import collect_finish
     return collect_finish(func, values)
 
 

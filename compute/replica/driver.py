@@ -340,7 +340,7 @@ class RuntimeDriver:
         meanwhile."""
         import decimal
 
-        from expr.functions import NUMERIC_CONTEXT
+        from repr.numeric import NUMERIC_CONTEXT
         try:
             with decimal.localcontext(NUMERIC_CONTEXT):
                 for c in commands:
@@ -489,7 +489,7 @@ class RuntimeDriver:
         # runtime thread numeric's working precision, not Python's default 28 digits.
         import decimal
 
-        from expr.functions import NUMERIC_CONTEXT
+        from repr.numeric import NUMERIC_CONTEXT
         decimal.setcontext(NUMERIC_CONTEXT.copy())
         while True:
             with self._cond:

@@ -1,26 +1,28 @@
-"""The array functions and the ordered-form aggregates (part of
-``expr.functions.document``, split out to keep modules short): the array casts synthesized
-per element type (a resolver in ``expr.functions.RESOLVERS``: ``cast_text_to_int4[]``,
-``cast_int4[]_to_text``, ``cast_int4[]_to_int8[]``, keeping the shape), constructors (one more
-dimension from sub-arrays: ``array_create_md``), subscripts and slices over any number of
-dimensions, ``array_ndims``/``array_dims``,
-``array_length``/``array_position``/``array_to_string``/``||``/``@>``/..., ANY/ALL
-comparisons, ``regexp_match``/``regexp_split_to_array``/``string_to_array``, and the
-finishers of ``array_agg``/``jsonb_agg``/``jsonb_object_agg`` and of aggregates with
-``ORDER BY`` (``collect_finish``, ``ordered_aggregate``), shared by the Reduce operator and
-the reference evaluator.
+"""The functions over arrays (``repr.arrays.Array``, any number of dimensions).
+
+Owns the func ids ``sql.functions.arrays`` names and the ones the binder writes for array
+syntax: the casts synthesized per element type (``RESOLVERS``: ``cast_text_to_int4[]``,
+``cast_int4[]_to_text``, ``cast_int4[]_to_int8[]``, keeping the shape), constructors
+(``array_create``; one more dimension from sub-arrays: ``array_create_md``), subscripts and
+slices over any number of dimensions, ``array_ndims``/``array_dims``,
+``array_length``/``array_position``/``array_to_string``/``||``/``@>``/..., and the ANY/ALL
+comparisons (``DERIVED``: they call the comparison's func id through the registry).
 Invariant: raises only ``EvalError``; element comparisons use the values' own total order.
-Deliberately not here: the value class (``repr.arrays``) and SQL signatures.
+Deliberately not here: the value class and its text form (``repr.arrays``), ``array_agg``
+(``expr.functions.aggregates``) and the text functions returning arrays
+(``expr.functions.text``).
 """
 from __future__ import annotations
 
-from typing import Optional
+import functools
 
-from expr.functions import FUNCTIONS, RESOLVERS, FuncImpl, _reg, text as _text
-from expr.functions.jsonb import to_jsonb_value
-from repr.arrays import Array, MdArray, array_out, make_array, parse_array
+from expr.functions.common import FuncImpl, add
+from repr.arrays import Array, MdArray, make_array, parse_array
 from repr.errors import EvalError
-from repr.jsonb import Jsonb, sort_pairs
+from repr.strconv import to_text
+
+FUNCTIONS: dict = {}
+_reg = functools.partial(add, FUNCTIONS)
 
 # ------------------------------------------------------------------ arrays
 
@@ -28,27 +30,23 @@ from repr.jsonb import Jsonb, sort_pairs
 def _elem_out(x) -> str:
     if x is True or x is False:
         return "t" if x else "f"
-    return _text.to_text(x)
+    return to_text(x)
 
 
-def array_text(a) -> str:
-    return array_out(a, _text.to_text)
-
-
-def _array_resolver(fid: str):
+def _array_casts(fid: str, functions):
     """Synthesize the array casts ``cast_text_to_E[]``, ``cast_E[]_to_text`` and
-    ``cast_A[]_to_B[]`` from the element casts."""
+    ``cast_A[]_to_B[]`` from the element casts in ``functions`` (None: not one of them)."""
     if not isinstance(fid, str) or not fid.startswith("cast_") or "[]" not in fid:
         return None
     frm, _, to = fid[5:].partition("_to_")
     if frm == "text" and to.endswith("[]"):
-        el = FUNCTIONS.get(f"cast_text_to_{to[:-2]}") if to[:-2] != "text" else None
+        el = functions.get(f"cast_text_to_{to[:-2]}") if to[:-2] != "text" else None
         parse = el.fn if el is not None else (lambda s: s)
         return FuncImpl(lambda s: parse_array(s, parse))
     if frm.endswith("[]") and to == "text":
-        return FuncImpl(array_text)
+        return FuncImpl(to_text)
     if frm.endswith("[]") and to.endswith("[]"):
-        el = FUNCTIONS.get(f"cast_{frm[:-2]}_to_{to[:-2]}")
+        el = functions.get(f"cast_{frm[:-2]}_to_{to[:-2]}")
         if el is None:
             return None
         f = el.fn
@@ -56,7 +54,8 @@ def _array_resolver(fid: str):
     return None
 
 
-RESOLVERS.append(_array_resolver)
+#: see ``expr.functions.Registry``
+RESOLVERS = (_array_casts,)
 
 
 def array_index(a, i, *more):
@@ -222,11 +221,10 @@ def array_replace(a, x, y):
     return make_array([y if _same(e, x) else e for e in a], a.dims)
 
 
-def _compare_any(x, arr, fid: str, want_all: bool):
+def _compare_any(x, arr, impl: FuncImpl, want_all: bool):
     """``x op ANY(arr)`` / ``x op ALL(arr)`` with three-valued logic."""
     if arr is None:
         return None
-    impl = FUNCTIONS[fid]
     fn = impl.fn
     saw_null = False
     for e in arr:
@@ -239,65 +237,6 @@ def _compare_any(x, arr, fid: str, want_all: bool):
         elif bool(r) != want_all:
             return not want_all
     return None if saw_null else want_all
-
-
-def _case_flag(flags: str, what: str) -> bool:
-    """Case-insensitivity from PostgreSQL regex flags (``i``/``c``, the last one wins)."""
-    ci = False
-    for f in flags:
-        if f == "i":
-            ci = True
-        elif f == "c":
-            ci = False
-        elif f == "g" and what:
-            raise EvalError("22023", f'{what}() does not support the "global" option')
-        else:
-            raise EvalError("22023", f'invalid regular expression option: "{f}"')
-    return ci
-
-
-def regexp_match(s, pattern, flags=""):
-    rx = _text._regex(pattern, _case_flag(flags, "regexp_match"))
-    m = rx.search(s)
-    if m is None:
-        return None
-    if rx.groups == 0:
-        return Array((m.group(0),))
-    return Array(m.groups())
-
-
-def regexp_split_to_array(s, pattern, flags=""):
-    """PostgreSQL's split: a match counts unless it is empty at the end of the string or
-    ends no later than the previous match (so no empty match at the start)."""
-    rx = _text._regex(pattern, _case_flag(flags, "regexp_split_to_array"))
-    n = len(s)
-    out, piece_start, prev_end, pos = [], 0, 0, 0
-    while pos <= n:
-        m = rx.search(s, pos)
-        if m is None:
-            break
-        so, eo = m.span()
-        if so < n and eo > prev_end:
-            out.append(s[piece_start:so])
-            piece_start = eo
-        prev_end = eo
-        pos = eo + 1 if so == eo else eo
-    out.append(s[piece_start:])
-    return Array(out)
-
-
-def string_to_array(s, delim, null_str=None):
-    if s is None:
-        return None
-    if s == "":
-        return Array(())
-    if delim is None:
-        parts = list(s)
-    elif delim == "":
-        parts = [s]
-    else:
-        parts = s.split(delim)
-    return Array([None if (null_str is not None and p == null_str) else p for p in parts])
 
 
 _reg("array_create", lambda *xs: Array(xs), strict=False)
@@ -320,102 +259,12 @@ _reg("array_contained", lambda a, b: array_contains(b, a))
 _reg("array_overlap", array_overlap)
 _reg("array_remove", array_remove, strict=False)
 _reg("array_replace", array_replace, strict=False)
-_reg("array_any", lambda x, a, fid: _compare_any(x, a, fid, False), strict=False)
-_reg("array_all", lambda x, a, fid: _compare_any(x, a, fid, True), strict=False)
-_reg("regexp_match", regexp_match)
-_reg("regexp_split_to_array", regexp_split_to_array)
-_reg("string_to_array", string_to_array, strict=False)
 
 
-_text.TEXT_OUT[Array] = array_text
-_text.TEXT_OUT[MdArray] = array_text
+def _quantified(want_all: bool):
+    """``array_any``/``array_all``: the comparison's func id is their third argument."""
+    return lambda functions: FuncImpl(lambda x, a, fid: _compare_any(x, a, functions[fid], want_all), strict=False)
 
 
-# ------------------------------------------------------------------ aggregates
-
-
-def collect_finish(func: str, values: list):
-    """The value of ``array_agg``/``jsonb_agg``/``jsonb_object_agg`` over ``values`` (in
-    aggregation order; NULLs kept); None for no values."""
-    if not values:
-        return None
-    if func == "array_agg":
-        if any(isinstance(v, Array) for v in values):
-            return _accumulate_arrays(values)
-        return Array(values)
-    if func == "list_agg":  # Materialize's list_agg (always the ordered form: planner.bind_lists)
-        from repr.lists import List
-        return List(values)
-    if func == "jsonb_agg":
-        return Jsonb(tuple(to_jsonb_value(v) for v in values))
-    if func == "jsonb_object_agg":
-        pairs = []
-        for kv in values:
-            if kv is None:
-                continue
-            k, v = kv
-            if k is None:
-                raise EvalError("22023", "field name must not be null")
-            pairs.append((k, to_jsonb_value(v)))
-        return Jsonb(sort_pairs(pairs))
-    raise EvalError("XX000", f"unknown collecting aggregate {func}")
-
-
-
-def _accumulate_arrays(values: list):
-    """``array_agg`` over arrays: one more dimension (PostgreSQL's errors otherwise)."""
-    for v in values:
-        if v is None:
-            raise EvalError("22004", "cannot accumulate null arrays")
-        if not v:
-            raise EvalError("2202E", "cannot accumulate empty arrays")
-    if len({v.dims for v in values}) != 1:
-        raise EvalError("2202E", "cannot accumulate arrays of different dimensionality")
-    return array_create_md(*values)
-
-
-# ------------------------------------------------------------------ ORDER BY inside aggregates
-
-
-def _safe(v):
-    """A sort key for any value (records with NULL fields included): NULL last."""
-    if v is None:
-        return (1,)
-    if type(v) is tuple:
-        return (0, tuple(_safe(x) for x in v))
-    return (0, v)
-
-
-def ordered_aggregate(func: str, records, order_by: tuple):
-    """The value of an ordered-form aggregate (``expr.relation.AggregateExpr.order_by``)
-    over ``records``: ``(record(value, key1..keyN), count)`` pairs with positive counts.
-    Rows sort by the keys (each ``(desc, nulls_last)``), ties by the value, so the result
-    is deterministic (PostgreSQL leaves ties in input order)."""
-    items = [r for r, c in records for _ in range(c)]
-    if not items:
-        return None
-    items.sort(key=lambda r: _safe(r[0]))
-    for i in reversed(range(len(order_by))):
-        desc, nulls_last = order_by[i]
-        j = i + 1
-        if nulls_last != desc:
-            items.sort(key=lambda r: (r[j] is None, r[j]), reverse=desc)
-        else:
-            items.sort(key=lambda r: (r[j] is not None, r[j]), reverse=desc)
-    values = [r[0] for r in items]
-    if func == "string_agg":
-        return string_agg_join(values)
-    return collect_finish(func, values)
-
-
-def string_agg_join(values) -> Optional[str]:
-    """string_agg over ``(value, delimiter)`` records in order: NULL values skipped, each
-    later value preceded by its own delimiter (NULL as empty); NULL when nothing is left."""
-    parts: list = []
-    for v in values:
-        if v is None or v[0] is None:
-            continue
-        if parts:
-            parts.append(v[1] or "")
-        parts.append(v[0])
-    return "".join(parts) if parts else None
+#: implementations over the assembled registry (``expr.functions``)
+DERIVED = {"array_any": _quantified(False), "array_all": _quantified(True)}

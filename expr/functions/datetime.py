@@ -1,49 +1,42 @@
-"""Implementations of the date/time func ids (casts, operators, extract/date_part,
-date_trunc, age, isfinite, justify_*, make_*, to_char, now, and the ``typmod_*`` precision
-checks of ``repr.dates_typmod``), registered into ``expr.functions.FUNCTIONS``.
-``infinity`` (``repr.dates_infinity``) is kept by casts, ``+ interval``/days and date_trunc;
-extract gives ±Infinity (year, epoch, ...) or NULL; ``::time``/``to_char`` NULL; subtraction,
-``age`` (PostgreSQL 15's answer is meaningless) and ``::mz_timestamp`` raise 22008.
+"""The functions over the date/time types and Materialize's ``mz_timestamp``.
 
-Owns the behaviour of every func id ``sql.functions_datetime`` resolves to, with
-PostgreSQL's results and errors (values and text forms come from ``repr.dates``).
+Owns the func ids ``sql.functions.datetime`` names, with PostgreSQL's results and errors:
+casts (among the date/time types, to and from ``text`` and ``mz_timestamp``), operators,
+extract/date_part, date_trunc, age, isfinite, justify_*, make_*, to_char, to_timestamp,
+date_bin, now, and the ``typmod_*`` precision checks of ``repr.dates_typmod`` the binder
+inserts.  ``infinity`` (``repr.dates_infinity``) is kept by casts, ``+ interval``/days and
+date_trunc; extract gives +-Infinity (year, epoch, ...) or NULL; ``::time``/``to_char``
+NULL; subtraction, ``age`` (PostgreSQL 15's answer is meaningless) and ``::mz_timestamp``
+raise 22008.  ``mz_timestamp`` is a uint64 (milliseconds since the epoch when it comes from
+a timestamp); it converts from the integers and ``numeric`` and back to ``numeric``.
 Invariant: bad data raises ``EvalError`` only; ``timestamptz`` values stay aware
 datetimes in UTC and ``timestamp`` values naive ones.  ``now`` takes the read time
 (``mz_now()``) as its argument so that it is never folded at plan time and reads one
 wall clock per read time: a statement sees one ``now()`` (the planner binds it so; a
 maintained dataflow refuses it, ``mzlite.temporal``).
-Deliberately not here: signatures (``sql.functions_datetime``), parsing and output
-(``repr.dates``), table functions (``generate_series`` steps through ``Interval``'s
-arithmetic in ``compute.render.flat_map``).
+Deliberately not here: parsing and output (``repr.dates``), table functions
+(``generate_series`` steps through ``Interval``'s arithmetic in ``compute.render.flat_map``).
 """
 from __future__ import annotations
 
 import datetime as _dt
 from decimal import Decimal
+import functools
 import math
 
-from expr.functions.text import TEXT_OUT
+from expr.functions.common import add
+from expr.functions.numeric import numeric_div
 from repr import dates as D
 from repr.dates import USECS_PER_DAY, USECS_PER_SEC, UTC, DateInfinity, Interval, check_interval
 from repr.dates_infinity import keep_infinite as _keep_inf, null_if_infinite as _null_inf
-from repr.dates_typmod import TYPMOD_ENTRIES
+from repr.dates_typmod import typmod_interval, typmod_time, typmod_timestamp
 from repr.errors import EvalError
+from repr.strconv import parse_mz_timestamp
+from repr.timestamp import MAX as _MZ_TS_MAX
 from repr.to_char import to_char
 
-__all__ = ["ENTRIES", "to_char"]
-
-ENTRIES: list = []  # (func_id, fn, strict)
-
-
-def _reg(name, fn, strict=True):
-    ENTRIES.append((name, fn, strict))
-
-
-TEXT_OUT[_dt.date] = D.date_out
-TEXT_OUT[_dt.time] = D.time_out
-TEXT_OUT[_dt.datetime] = D.timestamp_out
-TEXT_OUT[Interval] = D.interval_out
-TEXT_OUT[DateInfinity] = str
+FUNCTIONS: dict = {}
+_reg = functools.partial(add, FUNCTIONS)
 
 
 _DISPLAY = {"date": "date", "time": "time without time zone", "timestamp": "timestamp without time zone",
@@ -308,7 +301,6 @@ def _extract(field: str, v, type_: str):
             return 0, 0
         raise _unit_error(field, type_, True)
     if f == "julian":  # the day number plus the fraction of the day, at numeric division's scale
-        from expr.functions.numeric import numeric_div
         frac = numeric_div(Decimal(_time_us(v.time())), Decimal(USECS_PER_DAY))
         return Decimal(v.toordinal() + 1721425) + frac, 0
     r = _date_fields(v, f)
@@ -393,7 +385,8 @@ def _as_float(r) -> float:
 
 for _t in ("date", "time", "timestamp", "timestamptz", "interval"):
     _reg(f"extract_{_t}", (lambda t: lambda f, v: _as_numeric(_extract(f, v, t)))(_t))
-    _reg(f"date_part_{_t}", (lambda t: lambda f, v: _as_float(_extract(f, v, t)))(_t))
+    if _t != "date":
+        _reg(f"date_part_{_t}", (lambda t: lambda f, v: _as_float(_extract(f, v, t)))(_t))
 # PostgreSQL's date_part(text, date) is date_part(text, $2::timestamp)
 _reg("date_part_date", lambda f, d: _as_float(_extract(f, _date_ts(d), "timestamp")))
 
@@ -584,5 +577,27 @@ def _date_bin(stride: Interval, ts: _dt.datetime, origin: _dt.datetime) -> _dt.d
 _reg("date_bin", _date_bin)
 
 _reg("to_char_timestamp", _null_inf(to_char))
-for _name, _fn in TYPMOD_ENTRIES:
-    _reg(_name, _fn)
+_reg("typmod_timestamp", typmod_timestamp)
+_reg("typmod_timestamptz", typmod_timestamp)
+_reg("typmod_time", typmod_time)
+_reg("typmod_interval", typmod_interval)
+
+# ------------------------------------------------------------------------------ mz_timestamp
+
+
+def _mz_ts_range():
+    raise EvalError("22003", "mz_timestamp out of range")
+
+
+def _numeric_to_mz_ts(d):
+    if not d.is_finite() or d < 0 or d != d.to_integral_value() or d > _MZ_TS_MAX:
+        raise EvalError("22003", "mz_timestamp out of range")
+    return int(d)
+
+
+for _t in ("int2", "int4", "int8"):
+    _reg(f"cast_{_t}_to_mz_timestamp", lambda v: v if v >= 0 else _mz_ts_range())
+_reg("cast_numeric_to_mz_timestamp", _numeric_to_mz_ts)
+_reg("cast_text_to_mz_timestamp", parse_mz_timestamp)
+_reg("cast_mz_timestamp_to_text", str, inline="str({0})")
+_reg("cast_mz_timestamp_to_numeric", Decimal)

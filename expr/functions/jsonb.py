@@ -1,21 +1,31 @@
-"""The jsonb functions and operators (part of ``expr.functions.document``, split out to keep
-modules short): jsonb to scalar casts, ``->``/``->>``/``#>``/``#>>``, containment and
-existence, ``||`` and ``-``, ``jsonb_typeof``/``jsonb_array_length``/``jsonb_strip_nulls``/
-``jsonb_pretty``, ``to_jsonb`` of any SQL value and ``jsonb_build_*``, and the jsonb table
-functions (``TABLE_FUNCTIONS_DOCUMENT``: ``jsonb_each``, ``jsonb_array_elements``, ...).
+"""The functions over ``jsonb``: casts, operators, builders and the jsonb table functions.
+
+Owns the func ids ``sql.functions.jsonb`` names: the casts to and from ``text`` and to the
+scalar types (``DERIVED``: ``jsonb -> numeric -> target``, as PostgreSQL's jsonb_int4 calls
+numeric_int4), ``->``/``->>``/``#>``/``#>>``, containment and existence, ``||`` and ``-``,
+``jsonb_typeof``/``jsonb_array_length``/``jsonb_strip_nulls``/``jsonb_pretty``, ``to_jsonb``
+of any SQL value (``to_jsonb_value``, which ``jsonb_agg`` and lists' casts use too) and
+``jsonb_build_*``, and the jsonb table functions (``TABLE_FUNCTIONS``: ``jsonb_each``,
+``jsonb_array_elements``, ...), which the FlatMap operator and the reference evaluator use.
 Invariant: raises only ``EvalError`` with PostgreSQL's SQLSTATE and message.
-Deliberately not here: the value class (``repr.jsonb``) and SQL signatures
-(``sql.functions_document``).
+Deliberately not here: the value class and its text form (``repr.jsonb``).
 """
 from __future__ import annotations
 
 from decimal import Decimal
+import functools
 
-from expr.functions import FUNCTIONS, _reg, text as _text
+from expr.functions.common import FuncImpl, add
 from repr.arrays import Array
 from repr.errors import EvalError
-from repr.jsonb import JObject, Jsonb, jsonb_out, jsonb_pretty, parse_jsonb, sort_pairs, value_out
+from repr.jsonb import (MISSING as _MISS, JObject, Jsonb, jsonb_out, jsonb_pretty, parse_jsonb, sort_pairs,
+                        value_out)
 from repr.lists import List
+from repr.numeric import numeric_out
+from repr.strconv import float8_out, to_text
+
+FUNCTIONS: dict = {}
+_reg = functools.partial(add, FUNCTIONS)
 
 # ------------------------------------------------------------------ jsonb values
 
@@ -39,9 +49,8 @@ def _cast_name(v) -> str:
     return {"number": "numeric"}.get(_kind(v), _kind(v))
 
 
-def _jsonb_to(target: str, display: str):
-    conv = FUNCTIONS[f"cast_numeric_to_{target}"].fn if target not in ("numeric", "bool") else (lambda d: d)
-
+def _jsonb_to(target: str, display: str, conv):
+    """The cast of a jsonb scalar to ``target`` (numbers through ``conv``, numeric's cast)."""
     def f(j):
         v = j.v
         if target == "bool":
@@ -63,11 +72,11 @@ def to_jsonb_value(x):
     if t is int:
         return Decimal(x)
     if t is Decimal:
-        return x if x.is_finite() else _text.numeric_out(x)
+        return x if x.is_finite() else numeric_out(x)
     if t is float:
         if x != x or x in (float("inf"), float("-inf")):
-            return _text.float8_out(x)
-        return Decimal(_text.float8_out(x))
+            return float8_out(x)
+        return Decimal(float8_out(x))
     if t is Jsonb:
         return x.v
     if t is Array or t is List:  # a list (Materialize) is a JSON array too, layers nested
@@ -76,7 +85,7 @@ def to_jsonb_value(x):
         return _nested_jsonb(x.nested())
     if t is tuple:  # a record: keys f1, f2, ...
         return sort_pairs((f"f{i + 1}", to_jsonb_value(e)) for i, e in enumerate(x))
-    return _text.to_text(x)
+    return to_text(x)
 
 
 def _nested_jsonb(v):
@@ -99,9 +108,6 @@ def _get(v, k):
         if 0 <= i < n:
             return v[i], True
     return None, False
-
-
-from repr.jsonb import _MISSING as _MISS  # noqa: E402
 
 
 def jsonb_get(j, k):
@@ -290,15 +296,12 @@ def jsonb_build_object(*args):
         k = args[i]
         if k is None:
             raise EvalError("22023", f"argument {i + 1}: key must not be null")
-        pairs.append((_text.to_text(k) if type(k) is not str else k, to_jsonb_value(args[i + 1])))
+        pairs.append((to_text(k) if type(k) is not str else k, to_jsonb_value(args[i + 1])))
     return Jsonb(sort_pairs(pairs))
 
 
 _reg("cast_text_to_jsonb", parse_jsonb)
 _reg("cast_jsonb_to_text", jsonb_out)
-for _t, _d in (("bool", "boolean"), ("numeric", "numeric"), ("int2", "smallint"), ("int4", "integer"),
-               ("int8", "bigint"), ("float8", "double precision")):
-    _reg(f"cast_jsonb_to_{_t}", _jsonb_to(_t, _d))
 _reg("jsonb_get", jsonb_get)
 _reg("jsonb_get_text", jsonb_get_text)
 _reg("jsonb_get_path", jsonb_get_path)
@@ -321,6 +324,19 @@ _reg("jsonb_pretty", jsonb_pretty)
 _reg("to_jsonb", to_jsonb, strict=False)
 _reg("jsonb_build_object", jsonb_build_object, strict=False)
 _reg("jsonb_build_array", lambda *a: Jsonb(tuple(to_jsonb_value(x) for x in a)), strict=False)
+_reg("cast_jsonb_to_bool", _jsonb_to("bool", "boolean", None))
+_reg("cast_jsonb_to_numeric", _jsonb_to("numeric", "numeric", lambda d: d))
+
+
+
+def _via_numeric(t: str, display: str):
+    """``cast_jsonb_to_<t>`` from numeric's cast to ``t``, once the registry is assembled."""
+    return lambda functions: FuncImpl(_jsonb_to(t, display, functions[f"cast_numeric_to_{t}"].fn))
+
+
+#: the casts to the other number types: a jsonb number converts as numeric does
+DERIVED = {f"cast_jsonb_to_{t}": _via_numeric(t, d)
+           for t, d in (("int2", "smallint"), ("int4", "integer"), ("int8", "bigint"), ("float8", "double precision"))}
 
 
 # ------------------------------------------------------------------ table functions
@@ -360,7 +376,7 @@ def _null_guard(f):
 
 
 #: table function name -> (implementation, output column names, output types)
-TABLE_FUNCTIONS_DOCUMENT = {
+TABLE_FUNCTIONS = {
     "jsonb_each": (_null_guard(jsonb_each), ("key", "value"), ("text", "jsonb")),
     "jsonb_each_text": (_null_guard(lambda j: jsonb_each(j, True)), ("key", "value"), ("text", "text")),
     "jsonb_array_elements": (_null_guard(jsonb_array_elements), ("value",), ("jsonb",)),

@@ -1,51 +1,54 @@
-"""The implementations of Materialize's list functions, operators and casts.
+"""The functions over Materialize's lists (``repr.lists.List``).
 
-Owns the func ids ``sql.functions_lists`` and ``planner.bind_lists`` produce: the
+Owns the func ids ``sql.functions.lists`` and ``planner.bind_lists`` produce: the
 constructor (``list_create``), indexing and slicing (``list_index``, ``list_slice``: 1-based,
 out-of-range index NULL, a slice clamped to the list), ``list_length``, ``list_append``,
 ``list_prepend``, ``list_cat`` (NULL operands act as empty lists, as Materialize's list
 concatenations do), ``list_remove`` (every element equal to the value, NULL included),
 ``list_contains``/``list_contained`` (``@>``/``<@``: a NULL element on the contained side is
-never contained), ``list_n_layers_<n>`` (the layer count is the type's, fixed at plan
-time), and the casts synthesized per type by a resolver in ``expr.functions.RESOLVERS``:
-``cast_text_to_int4 list`` (``repr.lists.parse_list`` with the innermost element's
-input function), ``cast_int4 list_to_text``, ``cast_int4 list_to_jsonb`` (a JSON array),
-``cast_int4 list_to_int8 list`` (element by element) and ``cast_int4[]_to_int4 list``.  Registers ``List``'s text output in
-``expr.functions.text.TEXT_OUT``.
+never contained), and, synthesized per type (``RESOLVERS``): ``list_n_layers_<n>`` (the
+layer count is the type's, fixed at plan time), ``cast_text_to_int4 list``
+(``repr.lists.parse_list`` with the innermost element's input function), ``cast_int4
+list_to_text``, ``cast_int4 list_to_jsonb`` (a JSON array), ``cast_int4 list_to_int8 list``
+(element by element) and ``cast_int4[]_to_int4 list``.
 Invariant: raises only ``EvalError``; values built here are ``List``s.
 Deliberately not here: the value class and text format (``repr.lists``) and signatures.
 """
 from __future__ import annotations
 
-from expr.functions import FUNCTIONS, RESOLVERS, FuncImpl, _reg, text as _text
-from repr.lists import List, list_out, parse_list
+import functools
+
+from expr.functions.common import FuncImpl, add
+from expr.functions.jsonb import to_jsonb_value
+from repr.jsonb import Jsonb
+from repr.lists import List, parse_list
+from repr.strconv import to_text
+
+FUNCTIONS: dict = {}
+_reg = functools.partial(add, FUNCTIONS)
 
 _SUFFIX = " list"
 
 
-def list_text(lst) -> str:
-    return list_out(lst, _text.to_text)
-
-
-def _element_cast(frm: str, to: str):
+def _element_cast(frm: str, to: str, functions):
     """The element conversion ``frm -> to`` (None: no such cast)."""
     if frm == to:
         return lambda x: x
-    impl = FUNCTIONS.get(f"cast_{frm}_to_{to}")
+    impl = functions.get(f"cast_{frm}_to_{to}")
     return None if impl is None else impl.fn
 
 
-def _text_input(t: str):
+def _text_input(t: str, functions):
     """The text input function of the (non-list) type ``t``."""
     if t == "text":
         return lambda s: s
-    impl = FUNCTIONS.get(f"cast_text_to_{t}")
+    impl = functions.get(f"cast_text_to_{t}")
     return None if impl is None else impl.fn
 
 
-def _list_resolver(fid: str):
+def _list_functions(fid: str, functions):
     """Synthesize ``cast_text_to_L``, ``cast_L_to_text``, ``cast_L1_to_L2``,
-    ``cast_A[]_to_L`` and ``list_n_layers_<n>``."""
+    ``cast_A[]_to_L`` and ``list_n_layers_<n>`` (None: not one of them)."""
     if not isinstance(fid, str):
         return None
     if fid.startswith("list_n_layers_") and fid[14:].isdigit():
@@ -58,38 +61,37 @@ def _list_resolver(fid: str):
         inner, layers = to, 0
         while inner.endswith(_SUFFIX):
             inner, layers = inner[:-len(_SUFFIX)], layers + 1
-        parse = _text_input(inner)
+        parse = _text_input(inner, functions)
         if parse is None:
             return None
         return FuncImpl(lambda s: parse_list(s, parse, layers))
     if frm.endswith(_SUFFIX) and to == "text":
-        return FuncImpl(list_text)
+        return FuncImpl(to_text)
     if frm.endswith(_SUFFIX) and to == "jsonb":
         return FuncImpl(list_jsonb)
     if frm.endswith(_SUFFIX) and to.endswith(_SUFFIX):
-        f = _element_cast(frm[:-len(_SUFFIX)], to[:-len(_SUFFIX)])
+        f = _element_cast(frm[:-len(_SUFFIX)], to[:-len(_SUFFIX)], functions)
         if f is None:
             return None
         return FuncImpl(lambda lst: List([None if x is None else f(x) for x in lst]))
     if frm.endswith("[]") and to.endswith(_SUFFIX):
-        f = _element_cast(frm[:-2], to[:-len(_SUFFIX)])
+        f = _element_cast(frm[:-2], to[:-len(_SUFFIX)], functions)
         if f is None:
             return None
         return FuncImpl(lambda arr: List([None if x is None else f(x) for x in arr]))
     return None
 
 
-RESOLVERS.append(_list_resolver)
+#: see ``expr.functions.Registry``
+RESOLVERS = (_list_functions,)
 
 
 def _jsonb_value(x):
-    from expr.functions.jsonb import to_jsonb_value
     return tuple(None if e is None else _jsonb_value(e) for e in x) if isinstance(x, List) else to_jsonb_value(x)
 
 
 def list_jsonb(lst):
     """A list as a JSON array (layers as nested arrays, NULL elements as JSON null)."""
-    from repr.jsonb import Jsonb
     return Jsonb(_jsonb_value(lst))
 
 
@@ -149,7 +151,3 @@ _reg("list_prepend", list_prepend, strict=False)
 _reg("list_remove", list_remove, strict=False)
 _reg("list_contains", list_contains)
 _reg("list_contained", lambda a, b: list_contains(b, a))
-
-FUNCTIONS.get("list_n_layers_1")  # synthesized and stored now: the id sql.functions_lists.HOOK_FUNC_IDS names
-
-_text.TEXT_OUT[List] = list_text

@@ -1,38 +1,36 @@
-"""Numeric (``Decimal``) arithmetic and math functions (a third of ``expr.functions``).
+"""The functions over ``numeric`` (``Decimal``): arithmetic, math, comparisons and casts.
 
-Owns: ``NUMERIC_CONTEXT`` and PostgreSQL's numeric result scales: ``numeric_div`` (select_div_scale),
-``round_numeric``, sqrt/ln/log/exp/power scales, NaN propagation (``_n_guard``), and the
-entries registered as ``*_numeric`` func ids.
+Owns the func ids ``sql.functions.numeric`` names, with PostgreSQL's result scales:
+``numeric_div`` (select_div_scale), ``round_numeric``/``trunc_numeric``, the scales of
+sqrt/ln/log10/exp/power, NaN propagation (``_n_guard``), the NaN-aware comparisons, the
+casts between ``numeric`` and the integers, the floats and ``text``, and the ``numeric(p,s)``
+modifier check the binder inserts (``typmod_numeric``, ``repr.numeric``'s).
 Invariant: exact operations (add, sub, mul, remainder, quantize) run in ``NUMERIC_CONTEXT``
 (enough digits for any PostgreSQL numeric); inexact ones (division, sqrt, ln, exp, power)
 run in a local context sized for the result scale, never in the thread's default context.
-Deliberately not here: the registry (``expr.functions``) and NULL handling (compiler).
+Errors are ``EvalError`` (22003 overflow, 22012 division by zero, 2201E/2201F math domain).
+Deliberately not here: the value rules and text I/O (``repr.numeric``) and NULL handling
+(``expr.compile``).
 """
 from __future__ import annotations
 
 import decimal
 from decimal import Decimal
+import functools
 import math
 
+from expr.functions.common import (add, division_by_zero, float_overflow, int_out_of_range,
+                                   nan_aware_comparisons)
 from repr.errors import EvalError
+from repr.numeric import NUMERIC_CONTEXT, dscale, numeric_out, parse_numeric, typmod_numeric
+from repr.strconv import INT_RANGES, float4_exact, parse_float4
 
-#: exact arithmetic up to PostgreSQL's numeric limits (131072 digits before the point, 16383
-#: after); only add/sub/mul/remainder/quantize use it: never an inexact operation (sqrt,
-#: division, ln), which would compute this many digits
-NUMERIC_CONTEXT = decimal.Context(prec=150000, rounding=decimal.ROUND_HALF_UP, Emax=999999, Emin=-999999,
-                                  traps=[decimal.DivisionByZero, decimal.Overflow])
+FUNCTIONS: dict = {}
+_add = functools.partial(add, FUNCTIONS)
+
 _C = NUMERIC_CONTEXT
 _D1 = Decimal(1)
-
-
-def _div0() -> EvalError:
-    return EvalError("22012", "division by zero")
-
-
-def dscale(d: Decimal) -> int:
-    """PostgreSQL's display scale of a numeric value."""
-    e = d.as_tuple().exponent
-    return -e if isinstance(e, int) and e < 0 else 0
+_INF = math.inf
 
 
 def _weight_first(d: Decimal) -> tuple[int, int]:
@@ -64,7 +62,7 @@ def _n_guard(fn):
         except decimal.Overflow:
             raise EvalError("22003", "value overflows numeric format") from None
         except decimal.DivisionByZero:
-            raise _div0() from None
+            raise division_by_zero() from None
     return g
 
 
@@ -73,7 +71,7 @@ def numeric_div(a: Decimal, b: Decimal) -> Decimal:
     if not b:
         if b.is_nan():
             return b
-        raise _div0()
+        raise division_by_zero()
     if not (a.is_finite() and b.is_finite()):
         return _C.divide(a, b) if not (a.is_infinite() and b.is_infinite()) else Decimal("NaN")
     rscale = select_div_scale(a, b)
@@ -84,13 +82,13 @@ def numeric_div(a: Decimal, b: Decimal) -> Decimal:
 
 def _n_mod(a, b):
     if not b and not b.is_nan():
-        raise _div0()
+        raise division_by_zero()
     return _C.remainder(a, b)
 
 
 def _n_div_trunc(a, b):
     if not b:
-        raise _div0()
+        raise division_by_zero()
     return _C.divide_int(a, b)
 
 
@@ -199,26 +197,82 @@ def _n_sign(a):
     return Decimal((a > 0) - (a < 0))
 
 
-#: (func_id, implementation) of the numeric functions
-NUMERIC_ENTRIES = [
-    ("add_numeric", _n_guard(_C.add)),
-    ("sub_numeric", _n_guard(_C.subtract)),
-    ("mul_numeric", _n_guard(_C.multiply)),
-    ("div_numeric", _n_guard(numeric_div)),
-    ("mod_numeric", _n_guard(_n_mod)),
-    ("neg_numeric", _C.minus),
-    ("abs_numeric", _C.abs),
-    ("sign_numeric", _n_sign),
-    ("round_numeric", _n_guard(round_numeric)),
-    ("round_numeric_int4", _n_guard(round_numeric)),
-    ("ceil_numeric", lambda a: _n_to_int_places(a, decimal.ROUND_CEILING)),
-    ("floor_numeric", lambda a: _n_to_int_places(a, decimal.ROUND_FLOOR)),
-    ("trunc_numeric", lambda a: _n_to_int_places(a, decimal.ROUND_DOWN)),
-    ("sqrt_numeric", _n_guard(_n_sqrt)),
-    ("power_numeric", lambda a, b: _D1 if not b else _n_guard(_n_power)(a, b)),
-    ("ln_numeric", _n_guard(_n_ln)),
-    ("exp_numeric", _n_guard(_n_exp)),
-    ("log10_numeric", _n_guard(_n_log10)),
-    ("trunc_numeric_int4", _n_guard(trunc_numeric)),
-    ("div_trunc_numeric", _n_guard(_n_div_trunc)),
-]
+for _name, _fn in (
+        ("add_numeric", _n_guard(_C.add)),
+        ("sub_numeric", _n_guard(_C.subtract)),
+        ("mul_numeric", _n_guard(_C.multiply)),
+        ("div_numeric", _n_guard(numeric_div)),
+        ("mod_numeric", _n_guard(_n_mod)),
+        ("neg_numeric", _C.minus),
+        ("abs_numeric", _C.abs),
+        ("sign_numeric", _n_sign),
+        ("round_numeric", _n_guard(round_numeric)),
+        ("round_numeric_int4", _n_guard(round_numeric)),
+        ("ceil_numeric", lambda a: _n_to_int_places(a, decimal.ROUND_CEILING)),
+        ("floor_numeric", lambda a: _n_to_int_places(a, decimal.ROUND_FLOOR)),
+        ("trunc_numeric", lambda a: _n_to_int_places(a, decimal.ROUND_DOWN)),
+        ("sqrt_numeric", _n_guard(_n_sqrt)),
+        ("power_numeric", lambda a, b: _D1 if not b else _n_guard(_n_power)(a, b)),
+        ("ln_numeric", _n_guard(_n_ln)),
+        ("exp_numeric", _n_guard(_n_exp)),
+        ("log10_numeric", _n_guard(_n_log10)),
+        ("trunc_numeric_int4", _n_guard(trunc_numeric)),
+        ("div_trunc_numeric", _n_guard(_n_div_trunc))):
+    _add(_name, _fn)
+FUNCTIONS.update(nan_aware_comparisons("numeric"))
+_add("typmod_numeric", typmod_numeric)
+
+# ------------------------------------------------------------------------------- casts
+
+
+def _numeric_to_int(t):
+    lo, hi, word = INT_RANGES[t]
+
+    def f(d):
+        if d.is_nan():
+            raise EvalError("0A000", f"cannot convert NaN to {word}")
+        if d.is_infinite():
+            raise EvalError("0A000", f"cannot convert infinity to {word}")
+        v = int(d.quantize(_D1, rounding=decimal.ROUND_HALF_UP, context=_C))
+        if not lo <= v <= hi:
+            raise int_out_of_range(t)
+        return v
+    return f
+
+
+def _float_to_numeric(x, digits: str):
+    """PostgreSQL's float8_numeric / float4_numeric: ``digits`` significant digits."""
+    if x != x:
+        return Decimal("NaN")
+    if x in (_INF, -_INF):
+        return Decimal("Infinity") if x > 0 else Decimal("-Infinity")
+    d = Decimal(digits % x)
+    if d.as_tuple().exponent > 0:
+        d = d.quantize(_D1, context=_C)
+    return d
+
+
+def _numeric_to_float8(d):
+    f = float(d)
+    if f in (_INF, -_INF) and d.is_finite():
+        raise float_overflow()
+    return f
+
+
+def _numeric_to_float4(d: Decimal) -> float:
+    if d.is_nan():
+        return math.nan
+    if d.is_infinite():
+        return _INF if d > 0 else -_INF
+    return parse_float4(format(d, "f"))
+
+
+for _t in ("int2", "int4", "int8"):
+    _add(f"cast_{_t}_to_numeric", Decimal)
+    _add(f"cast_numeric_to_{_t}", _numeric_to_int(_t))
+_add("cast_numeric_to_float8", _numeric_to_float8)
+_add("cast_float8_to_numeric", lambda x: _float_to_numeric(x, "%.15g"))
+_add("cast_numeric_to_float4", _numeric_to_float4)
+_add("cast_float4_to_numeric", lambda x: _float_to_numeric(float4_exact(x), "%.6g"))
+_add("cast_numeric_to_text", numeric_out)
+_add("cast_text_to_numeric", parse_numeric)

@@ -1,179 +1,31 @@
-"""Text I/O of every SQL value and the text functions (half of ``expr.functions``).
+"""The functions over ``text``: string functions, LIKE, regular expressions, and text's casts.
 
-Owns: the text form of each type as PostgreSQL 15 prints it (``float8_out``: shortest
-round-trip digits, exponent form when the decimal exponent is < -4 or >= 15;
-``numeric_out``: keeps the scale, never an exponent; booleans ``true``/``false``), the
-parsers of text into each type (``parse_int``, ``parse_float8``, ``parse_numeric``,
-``parse_bool``, raising ``EvalError`` 22P02 / 22003 with PostgreSQL's messages), and the
-implementations of the text functions and LIKE.
-Invariant: these functions receive non-NULL arguments unless ``TEXT_ENTRIES`` marks
-them non-strict; they raise only ``EvalError``.
-Deliberately not here: the registry ``FUNCTIONS`` (``expr.functions`` builds it from
-``TEXT_ENTRIES``) and SQL-side signatures (``sql.functions``).  ``sql.types`` keeps its
-own copy of the parsers for plan-time literals (``sql`` may not import ``compute``);
-``tests/test_types.py`` checks that the two agree.
+Owns the func ids ``sql.functions.text`` names: concatenation (``textcat`` prints a
+non-text operand with its cast to text; ``concat``/``concat_ws`` with the output functions,
+so booleans print ``t``/``f``), ``upper`` ... ``translate`` with PostgreSQL's results and
+errors (lengths past PostgreSQL's 1 GB limit raise 54000), ``LIKE``/``ILIKE`` (escape
+character backslash), the POSIX regular expression operators, ``regexp_replace``,
+``regexp_match``/``regexp_split_to_array``/``string_to_array`` (text to ``text[]``), and the
+cast of an untyped literal to text.
+Invariant: an implementation receives non-NULL arguments unless registered non-strict;
+it raises only ``EvalError``; compiled patterns are cached (``like_regex``, ``_regex``).
+Deliberately not here: the text form of other types (``repr.strconv.to_text``) and
+``char(n)``'s own casts (``expr.functions.char``).
 """
 from __future__ import annotations
 
-from decimal import Context, Decimal
+import functools
 from functools import lru_cache
-import math
+import hashlib
 import re
 
+from expr.functions.common import add
+from repr.arrays import Array
 from repr.errors import EvalError
+from repr.strconv import to_text
 
-INT_RANGES = {
-    "int2": (-32768, 32767, "smallint"),
-    "int4": (-2147483648, 2147483647, "integer"),
-    "int8": (-9223372036854775808, 9223372036854775807, "bigint"),
-}
-
-# ---------------------------------------------------------------------------- output
-
-
-def float8_out(x: float) -> str:
-    """PostgreSQL 15's float8out (extra_float_digits = 1: shortest round-trip)."""
-    return shortest_float_out(x, 15)
-
-
-def shortest_float_out(x: float, max_exp: int) -> str:
-    """PostgreSQL 15's float output for a value whose shortest decimal form is ``repr(x)``:
-    plain notation for decimal exponents in ``[-4, max_exp)``, else ``d.ddde+XX``
-    (float8out uses 15, float4out 6)."""
-    if x != x:
-        return "NaN"
-    if x == math.inf:
-        return "Infinity"
-    if x == -math.inf:
-        return "-Infinity"
-    if x == 0.0:
-        return "-0" if math.copysign(1.0, x) < 0 else "0"
-    sign, digits, exp = Decimal(repr(x)).as_tuple()
-    ds = "".join(map(str, digits)).rstrip("0") or "0"
-    # decimal exponent of the first digit
-    e10 = exp + len(digits) - 1
-    neg = "-" if sign else ""
-    if -4 <= e10 < max_exp:
-        if e10 < 0:
-            return neg + "0." + "0" * (-e10 - 1) + ds
-        if len(ds) <= e10 + 1:
-            return neg + ds + "0" * (e10 + 1 - len(ds))
-        return neg + ds[: e10 + 1] + "." + ds[e10 + 1:]
-    mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
-    return f"{neg}{mant}e{'-' if e10 < 0 else '+'}{abs(e10):02d}"
-
-
-def numeric_out(d: Decimal) -> str:
-    """PostgreSQL's numeric_out: plain notation, the value's scale kept, no negative zero."""
-    if not d.is_finite():
-        if d.is_nan():
-            return "NaN"
-        return "-Infinity" if d < 0 else "Infinity"
-    if not d:
-        d = abs(d)
-    return format(d, "f")
-
-
-def bool_out(b: bool) -> str:
-    return "true" if b else "false"
-
-
-#: Python type -> text output function, for value types defined in their own modules
-#: (dates, intervals, jsonb, ...); each module registers its types when imported.
-TEXT_OUT: dict[type, object] = {}
-
-
-def to_text(v) -> str:
-    """The text form of any non-NULL SQL value, chosen by its Python type."""
-    t = type(v)
-    if t is str:
-        return v
-    if t is bool:
-        return "true" if v else "false"
-    if t is int:
-        return str(v)
-    if t is float:
-        return float8_out(v)
-    if t is Decimal:
-        return numeric_out(v)
-    if t is tuple:
-        return "(" + ",".join("" if x is None else to_text(x) for x in v) + ")"
-    out = TEXT_OUT.get(t)
-    if out is not None:
-        return out(v)
-    return str(v)
-
-
-# ----------------------------------------------------------------------------- input
-
-_INT_RE = re.compile(r"[ \t\n\r\f\v]*([+-]?[0-9]+)[ \t\n\r\f\v]*\Z")
-_NUM_RE = re.compile(r"[ \t\n\r\f\v]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)[ \t\n\r\f\v]*\Z")
-_SPECIAL_NUM = {"nan": "NaN", "infinity": "Infinity", "+infinity": "Infinity", "-infinity": "-Infinity",
-                "inf": "Infinity", "+inf": "Infinity", "-inf": "-Infinity"}
-_BOOL_WORDS = (("true", True), ("false", False), ("yes", True), ("no", False))
-
-
-def _bad(type_display: str, s: str) -> EvalError:
-    return EvalError("22P02", f'invalid input syntax for type {type_display}: "{s}"')
-
-
-def parse_int(s: str, type_: str = "int4") -> int:
-    lo, hi, disp = INT_RANGES[type_]
-    m = _INT_RE.match(s)
-    if m is None:
-        raise _bad(disp, s)
-    v = int(m.group(1))
-    if not lo <= v <= hi:
-        raise EvalError("22003", f'value "{s}" is out of range for type {disp}')
-    return v
-
-
-def parse_float8(s: str) -> float:
-    t = s.strip(" \t\n\r\f\v")
-    low = t.lower()
-    if low in _SPECIAL_NUM:
-        return float(_SPECIAL_NUM[low])
-    if _NUM_RE.match(t) is None:
-        raise _bad("double precision", s)
-    v = float(t)
-    if v in (math.inf, -math.inf):
-        raise EvalError("22003", f'"{t}" is out of range for type double precision')
-    if v == 0.0 and any(c in "123456789" for c in t.split("e")[0].split("E")[0]):
-        raise EvalError("22003", f'"{t}" is out of range for type double precision')
-    return v
-
-
-def parse_numeric(s: str) -> Decimal:
-    t = s.strip(" \t\n\r\f\v")
-    low = t.lower()
-    if low in _SPECIAL_NUM:
-        return Decimal(_SPECIAL_NUM[low])
-    if _NUM_RE.match(t) is None:
-        raise _bad("numeric", s)
-    d = Decimal(t)
-    exp = d.as_tuple().exponent
-    if (d and d.adjusted() > 131071) or exp < -16383:
-        raise EvalError("22003", "value overflows numeric format")
-    if exp > 0:  # PostgreSQL numeric has no negative scale
-        d = d.quantize(Decimal(1), context=Context(prec=d.adjusted() + 2))
-    return d
-
-
-def parse_bool(s: str) -> bool:
-    t = s.strip(" \t\n\r\f\v").lower()
-    if t:
-        for word, val in _BOOL_WORDS:
-            if word.startswith(t):
-                return val
-        if t in ("on", "1"):
-            return True
-        if t in ("of", "off", "0"):
-            return False
-    raise _bad("boolean", s)
-
-
-# -------------------------------------------------------------------- text functions
-
+FUNCTIONS: dict = {}
+_add = functools.partial(add, FUNCTIONS)
 
 def textcat(a, b):
     return (a if type(a) is str else to_text(a)) + (b if type(b) is str else to_text(b))
@@ -407,7 +259,6 @@ def chr_(n):
 
 
 def md5(s):
-    import hashlib
     return hashlib.md5(s.encode()).hexdigest()
 
 
@@ -419,42 +270,102 @@ def translate(s, frm, to):
     return s.translate(table)
 
 
-#: (func_id, implementation, strict, inline template or None)
-TEXT_ENTRIES = [
-    ("textcat", textcat, True, None),
-    ("concat", concat, False, None),
-    ("concat_ws", concat_ws, False, None),
-    ("upper", str.upper, True, "{0}.upper()"),
-    ("lower", str.lower, True, "{0}.lower()"),
-    ("char_length", len, True, "len({0})"),
-    ("octet_length", lambda s: len(s.encode()), True, None),
-    ("substr", substr, True, None),
-    ("replace", replace, True, None),
-    ("overlay", overlay, True, None),
-    ("btrim", btrim, True, None),
-    ("ltrim", ltrim, True, None),
-    ("rtrim", rtrim, True, None),
-    ("strpos", strpos, True, None),
-    ("lpad", lpad, True, None),
-    ("rpad", rpad, True, None),
-    ("left", left, True, None),
-    ("right", right, True, None),
-    ("repeat", repeat, True, None),
-    ("reverse", lambda s: s[::-1], True, "{0}[::-1]"),
-    ("split_part", split_part, True, None),
-    ("initcap", initcap, True, None),
-    ("starts_with", lambda s, p: s.startswith(p), True, "{0}.startswith({1})"),
-    ("like", like, True, None),
-    ("not_like", not_like, True, None),
-    ("ilike", ilike, True, None),
-    ("not_ilike", not_ilike, True, None),
-    ("regex_match", regex_match, True, None),
-    ("regex_imatch", regex_imatch, True, None),
-    ("regex_not_match", lambda s, p: not regex_match(s, p), True, None),
-    ("regex_not_imatch", lambda s, p: not regex_imatch(s, p), True, None),
-    ("regexp_replace", regexp_replace, True, None),
-    ("ascii", ascii_, True, None),
-    ("chr", chr_, True, None),
-    ("md5", md5, True, None),
-    ("translate", translate, True, None),
-]
+def _case_flag(flags: str, what: str) -> bool:
+    """Case-insensitivity from PostgreSQL regex flags (``i``/``c``, the last one wins)."""
+    ci = False
+    for f in flags:
+        if f == "i":
+            ci = True
+        elif f == "c":
+            ci = False
+        elif f == "g" and what:
+            raise EvalError("22023", f'{what}() does not support the "global" option')
+        else:
+            raise EvalError("22023", f'invalid regular expression option: "{f}"')
+    return ci
+
+
+def regexp_match(s, pattern, flags=""):
+    rx = _regex(pattern, _case_flag(flags, "regexp_match"))
+    m = rx.search(s)
+    if m is None:
+        return None
+    if rx.groups == 0:
+        return Array((m.group(0),))
+    return Array(m.groups())
+
+
+def regexp_split_to_array(s, pattern, flags=""):
+    """PostgreSQL's split: a match counts unless it is empty at the end of the string or
+    ends no later than the previous match (so no empty match at the start)."""
+    rx = _regex(pattern, _case_flag(flags, "regexp_split_to_array"))
+    n = len(s)
+    out, piece_start, prev_end, pos = [], 0, 0, 0
+    while pos <= n:
+        m = rx.search(s, pos)
+        if m is None:
+            break
+        so, eo = m.span()
+        if so < n and eo > prev_end:
+            out.append(s[piece_start:so])
+            piece_start = eo
+        prev_end = eo
+        pos = eo + 1 if so == eo else eo
+    out.append(s[piece_start:])
+    return Array(out)
+
+
+def string_to_array(s, delim, null_str=None):
+    if s is None:
+        return None
+    if s == "":
+        return Array(())
+    if delim is None:
+        parts = list(s)
+    elif delim == "":
+        parts = [s]
+    else:
+        parts = s.split(delim)
+    return Array([None if (null_str is not None and p == null_str) else p for p in parts])
+
+
+_add("textcat", textcat)
+_add("concat", concat, strict=False)
+_add("concat_ws", concat_ws, strict=False)
+_add("upper", str.upper, inline="{0}.upper()")
+_add("lower", str.lower, inline="{0}.lower()")
+_add("char_length", len, inline="len({0})")
+_add("octet_length", lambda s: len(s.encode()))
+_add("substr", substr)
+_add("replace", replace)
+_add("overlay", overlay)
+_add("btrim", btrim)
+_add("ltrim", ltrim)
+_add("rtrim", rtrim)
+_add("strpos", strpos)
+_add("lpad", lpad)
+_add("rpad", rpad)
+_add("left", left)
+_add("right", right)
+_add("repeat", repeat)
+_add("reverse", lambda s: s[::-1], inline="{0}[::-1]")
+_add("split_part", split_part)
+_add("initcap", initcap)
+_add("starts_with", lambda s, p: s.startswith(p), inline="{0}.startswith({1})")
+_add("like", like)
+_add("not_like", not_like)
+_add("ilike", ilike)
+_add("not_ilike", not_ilike)
+_add("regex_match", regex_match)
+_add("regex_imatch", regex_imatch)
+_add("regex_not_match", lambda s, p: not regex_match(s, p))
+_add("regex_not_imatch", lambda s, p: not regex_imatch(s, p))
+_add("regexp_replace", regexp_replace)
+_add("ascii", ascii_)
+_add("chr", chr_)
+_add("md5", md5)
+_add("translate", translate)
+_add("regexp_match", regexp_match)
+_add("regexp_split_to_array", regexp_split_to_array)
+_add("string_to_array", string_to_array, strict=False)
+_add("cast_unknown_to_text", lambda s: s, inline="{0}")

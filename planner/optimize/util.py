@@ -87,7 +87,7 @@ def is_constant_scalar(e) -> bool:
     return False
 
 
-from expr.functions.document import VOLATILE as _VOLATILE  # noqa: E402
+from expr.functions import VOLATILE as _VOLATILE  # noqa: E402
 
 
 def empty_constant(arity: int) -> Constant:

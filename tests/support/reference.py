@@ -213,8 +213,9 @@ def _finishers():
     scales) when that module exists, so the oracle agrees with compute on value
     representation; the relational semantics here stay independent."""
     try:
-        from expr import functions as F  # type: ignore
-        return F.sum_finish, F.avg_finish, F.variance_finish, F.NUMERIC_CONTEXT
+        from expr.functions import aggregates as F  # type: ignore
+        from repr.numeric import NUMERIC_CONTEXT
+        return F.sum_finish, F.avg_finish, F.variance_finish, NUMERIC_CONTEXT
     except Exception:  # noqa: BLE001
         return None
 
@@ -293,7 +294,7 @@ def apply_aggregate(func: str, values: list, distinct: bool, out_type: str):
             vals = list(dict.fromkeys(vals))
         if not vals:
             return None
-        from expr.functions.document import collect_finish  # Array / Jsonb values
+        from expr.functions.aggregates import collect_finish  # Array / Jsonb values
         return collect_finish(func, [r[0] for r in sort_rows([(v,) for v in vals])])
     if func == "string_agg":
         vals = [v for v in values if v is not None and v[0] is not None]
@@ -329,7 +330,7 @@ def apply_aggregate(func: str, values: list, distinct: bool, out_type: str):
 def apply_ordered_aggregate(a, values: list):
     """An ordered-form aggregate (``AggregateExpr.is_ordered_form``) from scratch: NULL
     records skipped, DISTINCT over the records, then compute's deterministic ordering."""
-    from expr.functions.document import ordered_aggregate
+    from expr.functions.aggregates import ordered_aggregate
     recs = [v for v in values if v is not None]
     if a.distinct:
         recs = list(dict.fromkeys(recs))
@@ -473,8 +474,8 @@ class _Evaluator:
             func = func[:-len(ORDINALITY)]
         tf = TABLE_FUNCTIONS.get(func)
         if tf is None:  # jsonb table functions
-            from expr.functions.document import TABLE_FUNCTIONS_DOCUMENT
-            tf = TABLE_FUNCTIONS_DOCUMENT.get(func, (None,))[0]
+            from expr.functions import TABLE_FUNCTIONS as JSONB_TABLE_FUNCTIONS
+            tf = JSONB_TABLE_FUNCTIONS.get(func, (None,))[0]
         fs = [self.scalar(x) for x in e.exprs]
         out = []
         for row, c in self.eval(e.input, env).items():

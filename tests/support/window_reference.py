@@ -105,7 +105,7 @@ def _value(f, srt, i, peer):
     from tests.support.reference import apply_aggregate
     a = f.agg
     if a.func in ("array_agg", "jsonb_agg", "jsonb_object_agg"):
-        from expr.functions.document import collect_finish
+        from expr.functions.aggregates import collect_finish
         if a.func != "jsonb_object_agg":  # record(value); NULL when FILTER drops the row
             vals = [v[0] for v in vals if v is not None]
         return collect_finish(a.func, vals) if vals else None
