@@ -142,7 +142,7 @@ class Introspection:
         return out
 
     def _rows_information_schema_columns(self):
-        from sql.types_exact import column_facts
+        from sql.types import column_facts
         out = []
         for schema, i in self._relations():
             defaults = _column_defaults(i) if i.kind == "table" else {}
@@ -196,7 +196,7 @@ def _column_defaults(item) -> dict:
     from pglast import ast
     from pglast.stream import RawStream
 
-    from sql.types_exact import format_type
+    from sql.types import format_type
     try:
         node = pglast.parse_sql(item.create_sql)[0].stmt
     except Exception:  # a create_sql our parser accepted but pglast alone does not: no defaults shown

@@ -69,7 +69,7 @@ def show_objects(db, session, plan, stmt) -> Result:
         out = [(i.name, i.kind.replace("_", "-"), "") for i in cat.items() if i.id.is_user() and keep(i.name)]
         return _rows(("name", "type", "comment"), out)
     if kind == "columns":
-        from sql.types_exact import format_type  # with the declared modifier
+        from sql.types import format_type  # with the declared modifier
         item = cat.get(plan.on)
         out = [(c.name, "true" if c.nullable else "false", format_type(c.type, c.typmod), "")
                for c in item.columns if keep(c.name)]

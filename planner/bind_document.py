@@ -10,7 +10,7 @@ types of Python parameters of the document types (``document_literal``: bytes ->
 UUID -> uuid, dict -> jsonb, list -> array or jsonb; docs/API.md).  Each binding function
 takes the ``ExprContext`` it binds against as its first argument.
 Invariant: like every binder, user mistakes raise ``sql.errors`` with a SQLSTATE.
-Deliberately not here: the signatures (``sql.functions_document``) and evaluation
+Deliberately not here: the signatures (``sql.functions.arrays``/``sql.functions.jsonb``) and evaluation
 (``expr.functions.arrays``/``expr.functions.jsonb``).
 """
 from __future__ import annotations
@@ -22,7 +22,8 @@ from pglast import ast
 
 from expr.scalar import Call, Literal, ScalarExpr
 from repr.errors import EvalError
-from sql import errors, functions as F, types as T, types_document as TD
+from sql import errors, functions as F, types as T
+from sql.types import arrays as TD
 
 #: aggregates whose value depends on input order (ORDER BY inside the call is kept)
 ORDER_SENSITIVE = ("array_agg", "jsonb_agg", "jsonb_object_agg", "string_agg", "list_agg")

@@ -13,7 +13,7 @@ rewrites themselves (``planner.decorrelate``).
 Over 600 lines: one ``_<NodeType>`` method per pglast expression node on one binding
 context (``ExprContext``); the families that grew it (document types, windows, date/time
 literals) keep their own logic in ``planner/bind_document.py``, ``planner/windows.py`` and
-compute's function modules, leaving only their dispatch here.
+``sql.types``/``repr``, leaving only their dispatch here.
 """
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from pglast import ast
 from expr.relation import AggregateExpr
 from expr.scalar import Call, CallMzNow, Column, If, Literal, ScalarExpr
 from repr.errors import EvalError
-from sql import errors, functions as F, types as T, types_document as TD
+from sql import errors, functions as F, types as T
+from sql.types import arrays as TD
 
 
 def enum_name(v) -> str:
@@ -253,7 +254,7 @@ class ExprContext:
         if isinstance(e, Literal) and frm == "unknown":
             if e.value is None:
                 return Literal(None, to)
-            if TD.runtime_input(to):  # bytea/uuid/jsonb/array input is compute's
+            if T.runtime_input(to):  # arrays and lists: the run-time cast composes the element's input
                 return self.fold(Call(F.resolve_cast("text", to, "explicit"), (Literal(e.value, "text"),), to), loc)
             try:
                 return Literal(T.parse_literal(e.value, to), to)
@@ -495,7 +496,7 @@ class ExprContext:
         x = self.bind(node.arg)
         return self.apply_typmod(self.coerce(x, to, "explicit", node.location), mod, True, node.location)
 
-    # ---- type modifiers (sql.types_exact; evaluated by expr.functions.exact)
+    # ---- type modifiers (sql.types.typmod_for; evaluated by expr.functions.char/numeric/datetime)
     def apply_typmod(self, e: ScalarExpr, typmod, explicit: bool, loc=None, fold: bool = True) -> ScalarExpr:
         """``e`` (already of the modified type's base type) checked against ``typmod``: an
         explicit cast truncates, an assignment raises 22001/22003.  ``fold=False`` keeps a
@@ -711,8 +712,7 @@ def figure_colname(node) -> str:
 # ---- type modifiers
 def type_modifier(binder, tn, type_: str):
     """The modifier written in the pglast ``TypeName`` ``tn`` (base type ``type_``), validated
-    by ``sql.types_exact.typmod_for``; None when there is none."""
-    from sql.types_exact import typmod_for
+    by ``sql.types.typmod_for``; None when there is none."""
     mods = []
     for m in tn.typmods or ():
         v = getattr(getattr(m, "val", None), "ival", None)
@@ -722,9 +722,9 @@ def type_modifier(binder, tn, type_: str):
         mods.append(v)
     try:
         if type_ in ("time", "timestamp", "timestamptz", "interval"):  # precision, interval fields
-            from sql.types_datetime import typmod_for_datetime
+            from sql.types.datetime import typmod_for_datetime
             return typmod_for_datetime(type_, mods)
-        return typmod_for(tn.names[-1].sval, type_, mods)
+        return T.typmod_for(tn.names[-1].sval, type_, mods)
     except errors.Error as e:
         e.position = binder.pos(tn.location)
         raise
@@ -771,7 +771,7 @@ def interval_literal(ctx: ExprContext, node) -> Literal:
     except EvalError as ex:
         raise errors.error_for(ex.sqlstate, ex.message, position=ctx.binder.pos(node.location))
     from repr.dates_typmod import typmod_interval
-    from sql.types_datetime import typmod_for_datetime
+    from sql.types.datetime import typmod_for_datetime
     mod = typmod_for_datetime("interval", [mask] + [m for m in mods[1:2] if isinstance(m, int)])
     try:  # fields below the qualifier dropped, seconds rounded to its precision (PostgreSQL)
         return Literal(iv if mod is None else typmod_interval(iv, mod[1]), "interval")
@@ -779,21 +779,4 @@ def interval_literal(ctx: ExprContext, node) -> Literal:
         raise errors.error_for(ex.sqlstate, ex.message, position=ctx.binder.pos(node.location))
 
 
-def _install_datetime_parsers() -> None:
-    """The literal input functions of the date/time types are compute's (``sql`` may not
-    import ``compute``): install them into ``sql.types.EXTRA_PARSERS`` as ``DataError``s."""
-    from repr.dates import PARSERS
-
-    def wrap(fn):
-        def parse(text):
-            try:
-                return fn(text)
-            except EvalError as ex:
-                raise errors.DataError(ex.message, sqlstate=ex.sqlstate) from None
-        return parse
-    for t, fn in PARSERS.items():
-        T.EXTRA_PARSERS.setdefault(t, wrap(fn))
-
-
-_install_datetime_parsers()
 # ---- end ----

@@ -12,7 +12,7 @@ has its own ORDER BY).
 LIMIT still applies to the subquery), then ``coalesce``d with the empty list (no rows give
 ``{}``); correlation and the one-row guarantee come from the scalar-subquery machinery.
 Invariant: like every binder, user mistakes raise ``sql.errors`` with a SQLSTATE and position.
-Deliberately not here: signatures (``sql.functions_lists``) and evaluation
+Deliberately not here: signatures (``sql.functions.lists``) and evaluation
 (``expr.functions.lists``).
 """
 from __future__ import annotations
@@ -21,7 +21,8 @@ from pglast import ast
 
 from expr.scalar import Call, Literal, ScalarExpr
 from repr.lists import List
-from sql import errors, types_lists as TL
+from sql import errors
+from sql.types import lists as TL
 
 #: the sort key and direction ``list_agg`` takes without its own ORDER BY (ties, i.e.
 #: everything, then sort by value ascending, NULLs last: ``ordered_aggregate``)

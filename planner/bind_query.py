@@ -639,11 +639,11 @@ class Binder:
                              f"{', '.join(T.display_name(x) for x in arg_types)}) does not exist", call.location)
         return name, [ctx.coerce(a, t, "implicit", call.location) for a in args], t
 
-    # ---- table functions over arrays and jsonb (sql.functions_document)
+    # ---- table functions over arrays, lists and jsonb (sql.functions.resolve_table_function)
     def bind_document_table_function(self, ctx: ExprContext, call, name: str):
         """``(func id, argument exprs, out)``: ``out`` is the column type for one column,
         else ``(types, names)``."""
-        from sql.functions_document import resolve_table_function
+        from sql.functions import resolve_table_function
         args = [ctx.bind(a) for a in call.args or ()]
         try:
             fid, params, names, types = resolve_table_function(name, tuple(ctx.typeof(a) for a in args))

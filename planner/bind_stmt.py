@@ -94,7 +94,7 @@ def _create_table(b: Binder, stmt, node):
         if any(c.name == el.colname for c in cols):
             raise b.error(errors.DUPLICATE_COLUMN, f'column "{el.colname}" specified more than once', el.location)
         t = b.type_name(el.typeName)
-        mod = type_modifier(b, el.typeName, t)  # declared type modifier (sql.types_exact)
+        mod = type_modifier(b, el.typeName, t)  # declared type modifier (sql.types.typmod_for)
         nullable, default = not el.is_not_null, None
         for c in el.constraints or ():
             ct = enum_name(c.contype)

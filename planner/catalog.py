@@ -31,7 +31,7 @@ class ColumnDef:
     default: Optional[ScalarExpr] = None  #: column-free expression; None means NULL
     #: the declared type modifier, kept beside ``type`` (which stays the base type): ``("varchar", n)``
     #: (``type`` "text"; n None when unbounded), ``("bpchar", n)``, ``("numeric", precision, scale)``;
-    #: None when the column has none.  Enforced by the binder's assignment casts (``sql.types_exact``).
+    #: None when the column has none.  Enforced by the binder's assignment casts (``sql.types.typmod_for``).
     typmod: Optional[tuple] = None
 
 

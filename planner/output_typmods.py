@@ -9,7 +9,7 @@ view / materialized view, whose definition is followed in turn) keeps the table 
 inserted); a UNION keeps a modifier all its branches agree on; anything computed has none.
 Invariant: a pure function of the plan and the catalog; never raises (an unknown shape
 answers None for that column).  Deliberately not here: how a modifier is enforced
-(``sql.types_exact``, ``sql.types_datetime``) or shown (``mzlite.types.column_sizes``).
+(``sql.types.typmod_for``, ``sql.types.datetime``) or shown (``mzlite.types.column_sizes``).
 """
 from __future__ import annotations
 

@@ -33,6 +33,7 @@ from expr.scalar import Call, Column, If, Literal
 from expr.window import WindowAggregateExpr, WindowFrame, WindowFunc
 from planner.bind_expr import find_calls
 from sql import errors, functions as F, types as T
+from sql.functions.aggregates import WINDOW_FUNCTIONS
 
 __all__ = ["find_windows", "bind_windows", "window_call"]
 
@@ -306,7 +307,7 @@ def _bind_call(binder, ctx, call, wd: dict) -> dict:
         out.update(name="aggregate", args=[expr], type=res.output_type,
                    agg=AggregateExpr(res.func, Column(0), False, res.input_type, res.output_type))
         return out
-    sig = F.WINDOW_FUNCTIONS.get(name)
+    sig = WINDOW_FUNCTIONS.get(name)
     if sig is None:
         raise binder.error("42809", f"OVER specified, but {name} is not a window function nor an aggregate function",
                            loc)

@@ -18,7 +18,7 @@ Invariant: the rewrite only inserts characters (a replacement is never shorter t
 replaces), and every insertion is recorded in ``ctx.inserts`` composed with the ones already
 there, so ``Statement.position`` maps every node location back to the user's text and error
 positions stay right.  A text without the word ``list`` is untouched.
-Deliberately not here: the meaning of list types and constructors (``sql.types_lists``,
+Deliberately not here: the meaning of list types and constructors (``sql.types.lists``,
 ``planner.bind_lists``).
 """
 from __future__ import annotations
@@ -142,7 +142,7 @@ def rewrite_lists(ctx) -> None:
     from sql import types as T
     if not any(_is_list(ctx, i) for i in range(len(ctx.toks))):
         return
-    spellings = set(T._SPELLINGS)
+    spellings = set(T.SPELLINGS)
     edits: list = []
     consumed: set = set()
     for k in range(len(ctx.toks)):

@@ -414,8 +414,8 @@ def test_implementations_return_the_resolved_type():
     -> fails (seen red)."""
     import itertools
 
-    from sql import functions as SF
-    sigs = [s for sigs in SF._FUNCS.values() for s in sigs] + [s for sigs in SF._OPS.values() for s in sigs]
+    from sql import functions as SF, types as ST
+    sigs = [s for sigs in SF.FUNCTIONS.values() for s in sigs] + [s for sigs in SF.OPERATORS.values() for s in sigs]
     for sig in sigs:
         for args in itertools.islice(itertools.product(*(SAMPLES[p] for p in sig.params)), 40):
             try:
@@ -424,9 +424,9 @@ def test_implementations_return_the_resolved_type():
                 continue
             if v is not None:
                 assert type(v) is PY_TYPE[sig.ret], (sig, args, v)
-    for a in SF.TYPES:
-        for b in SF.TYPES:
-            if a == b or a == "unknown" or b == "unknown" or not SF.can_cast(a, b, "explicit"):
+    for a in ST.TYPES:
+        for b in ST.TYPES:
+            if a == b or a == "unknown" or b == "unknown" or not ST.can_cast(a, b, "explicit"):
                 continue
             fid = resolve_cast(a, b, "explicit")
             for x in SAMPLES[a]:

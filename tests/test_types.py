@@ -154,10 +154,11 @@ TEXTS = st.one_of(
 @settings(max_examples=400, deadline=None)
 @given(TEXTS)
 def test_plan_time_and_run_time_parsers_agree(s):
-    """A literal parsed at plan time (sql.types.parse_literal, its own copy of the parsers)
-    and a value cast at run time (expr.functions' cast_text_to_<type>) give the same values
-    and the same errors.
-    Sabotage: accepting "yes" only in full in repr.strconv.parse_bool -> differs on "y"."""
+    """A literal parsed at plan time (sql.types.parse_literal) and a value cast at run time
+    (expr.functions' cast_text_to_<type>) give the same values and the same errors: both call
+    the type's repr parser, parse_literal keeping its SQLSTATE and message.
+    Sabotage: sql.types.boolean's PARSERS entry accepting "yes" only in full -> differs on
+    "y" (seen red); parse_literal raising every EvalError as 22P02 -> differs on "1e400" (seen red)."""
     for t, fn in RUNTIME_PARSERS.items():
         assert _outcome(lambda x: parse_literal(x, t), s) == _outcome(fn, s), (t, s)
 

@@ -1,18 +1,23 @@
 """SQL typing of Materialize's ``list`` types (``int4 list``, ``text list list``, ``int4[] list``).
 
 Owns the list type names (the element type's short name followed by `` list``; one
-`` list`` per layer), their display names (``integer list``), category, validity and casts
-(``list_cast_context``: list to list when the elements convert, in the elements' context;
-list to text implicitly and text to list explicitly, as Materialize documents; array to
-list and list to jsonb explicitly).  Like array types, list types are not keys of ``sql.types.TYPES`` (there
-is one per element type): ``sql.types`` asks this module through small hooks.
+`` list`` per layer: ``is_list``, ``element_type``, ``list_of``, ``layers``), their category
+(``CATEGORY``, a pseudo-category ``L``), spelling (``normalize``) and casts (``cast_context``:
+list to list when the elements convert, in the elements' context; list to text implicitly
+and text to list explicitly, as Materialize documents; array to list and list to jsonb
+explicitly).  Like array types, list types are not keys of ``sql.types.TYPES`` (there is
+one per element type): ``sql.types`` asks this module.
 Invariant: ``element_type(list_of(t)) == t``; an array of lists does not exist.
 Deliberately not here: values and evaluation (``repr.lists``, ``expr.functions.lists``),
-signatures (``sql.functions_lists``) and the ``int list`` syntax (``sql.syntax_lists``).
+signatures (``sql.functions.lists``) and the ``int list`` syntax (``sql.syntax_lists``).
 """
 from __future__ import annotations
 
+from sql.errors import ProgrammingError
+from sql.types.common import element_wise
+
 SUFFIX = " list"
+CATEGORY = "L"
 
 
 def is_list(t: str) -> bool:
@@ -36,26 +41,15 @@ def layers(t: str) -> int:
     return n
 
 
-def innermost(t: str) -> str:
-    while is_list(t):
-        t = element_type(t)
-    return t
-
-
-def list_cast_context(from_: str, to: str):
+def cast_context(from_: str, to: str, element_context):
     """The least context converting ``from_`` to ``to`` when either is a list type (None:
-    no such cast, or neither is a list)."""
-    from sql import types as T
-    fl, tl = is_list(from_), is_list(to)
-    if fl and tl:
-        return T.cast_context(element_type(from_), element_type(to))
-    if fl and to == "text":
-        return "implicit"
-    if fl and to == "jsonb":
+    no such cast); ``element_context`` is ``sql.types.cast_context``, for the elements."""
+    c = element_wise(from_, to, is_list, element_type, element_context, "implicit")
+    if c is not None:
+        return c
+    if is_list(from_) and to == "jsonb":
         return "explicit"
-    if tl and from_ == "text":
-        return "explicit"
-    if tl and from_.endswith("[]") and T.cast_context(from_[:-2], element_type(to)) is not None:
+    if is_list(to) and from_.endswith("[]") and element_context(from_[:-2], element_type(to)) is not None:
         return "explicit"
     return None
 
@@ -64,6 +58,5 @@ def normalize(n: str, normalize_type_name) -> str:
     """The short name of the spelling ``n`` ending in `` list`` (``int list`` -> ``int4 list``)."""
     el = normalize_type_name(n[:-len(SUFFIX)])
     if el == "unknown":
-        from sql.errors import ProgrammingError
         raise ProgrammingError(f'type "{n}" does not exist', sqlstate="42704")
     return list_of(el)

@@ -1,40 +1,38 @@
-"""SQL types ``date``, ``time``, ``timestamp``, ``timestamptz`` and ``interval``.
+"""The SQL date/time types ``date``, ``time``, ``timestamp``, ``timestamptz``, ``interval``
+and Materialize's ``mz_timestamp``.
 
-Owns their registration in ``sql.types``: short names, PostgreSQL's display names
-(``timestamp without time zone``, ...), typcategory ``D`` (date/time, ``timestamptz``
-preferred) and ``T`` (``interval``, preferred), the user spellings pglast does not already
-normalize, and their casts with PostgreSQL's pg_cast contexts (plus Materialize's
-``mz_timestamp`` conversions: implicit from ``date``/``timestamp``/``timestamptz``, the way
-a temporal filter ``mz_now() <= created_at + INTERVAL '1 day'`` compares, and by
-assignment back).  Casts to and from ``text`` follow ``sql.types``' general rule.
-Also their type modifiers (``typmod_for_datetime``): ``timestamp(p)``, ``timestamptz(p)``,
-``time(p)`` and ``interval(p)`` / ``interval day to second(p)`` / ``interval hour``, following
-``sql.types_exact``'s route (the modifier rides beside the unchanged type, and the binder
-inserts ``typmod_<type>`` from ``expr.functions.datetime`` on casts and assignments).
-Invariant: ``can_cast`` stays monotone (every entry is one context).
-Deliberately not here: the literal input functions.  Values are Python ``datetime``
-objects and compute's ``Interval`` (``repr.dates``), which ``sql`` may not import: the
-planner installs ``repr.dates.PARSERS`` into ``sql.types.EXTRA_PARSERS`` (see the end of
-``planner.bind_expr``), so literals and run-time casts share one parser.  Signatures
-live in ``sql.functions_datetime``.
+Owns their names, PostgreSQL's display names (``timestamp without time zone``, ...),
+typcategory ``D`` (date/time; ``timestamptz`` and ``mz_timestamp`` preferred) and ``T``
+(``interval``, preferred), the user spellings pglast does not already normalize, their
+casts with PostgreSQL's pg_cast contexts (plus Materialize's ``mz_timestamp`` conversions:
+implicit from the integers, ``numeric``, ``date``/``timestamp``/``timestamptz``, the way a
+temporal filter ``mz_now() <= created_at + INTERVAL '1 day'`` compares, and back by
+assignment or explicitly), their input functions (``repr.dates``, ``repr.strconv``), and
+their type modifiers (``typmod_for_datetime``): ``timestamp(p)``, ``timestamptz(p)``,
+``time(p)`` and ``interval(p)`` / ``interval day to second(p)`` / ``interval hour``: the
+modifier rides beside the unchanged type, and the binder inserts ``typmod_<type>``
+(``repr.dates_typmod``) on casts and assignments.
+Invariant: every cast here has its ``cast_<from>_to_<to>`` in ``expr.functions.datetime``.
+Deliberately not here: the functions (``sql.functions.datetime``).
 """
 from __future__ import annotations
 
-from sql import types as T
-
-T.register_type("date", "date", "D", False)
-T.register_type("time", "time without time zone", "D", False,
-                spellings=("time without time zone",))
-T.register_type("timestamp", "timestamp without time zone", "D", False,
-                spellings=("timestamp without time zone",))
-T.register_type("timestamptz", "timestamp with time zone", "D", True,
-                spellings=("timestamp with time zone",))
-T.register_type("interval", "interval", "T", True)
+from repr.dates import PARSERS as _DATE_PARSERS
+from repr.strconv import parse_mz_timestamp
+from sql.types.common import bad as _bad, io_casts
 
 #: the date/time types (the order is PostgreSQL's implicit-cast direction)
 DATETIME_TYPES = ("date", "time", "timestamp", "timestamptz", "interval")
 
-T.EXTRA_CASTS.update({
+TYPES = {"date": ("date", "D", False), "time": ("time without time zone", "D", False),
+         "timestamp": ("timestamp without time zone", "D", False),
+         "timestamptz": ("timestamp with time zone", "D", True), "interval": ("interval", "T", True),
+         "mz_timestamp": ("mz_timestamp", "D", True)}
+SPELLINGS = {"date": "date", "time": "time", "time without time zone": "time", "timestamp": "timestamp",
+             "timestamp without time zone": "timestamp", "timestamptz": "timestamptz",
+             "timestamp with time zone": "timestamptz", "interval": "interval", "mz_timestamp": "mz_timestamp"}
+CASTS = {
+    **io_casts(*DATETIME_TYPES, "mz_timestamp"),
     ("date", "timestamp"): "implicit",
     ("date", "timestamptz"): "implicit",
     ("timestamp", "timestamptz"): "implicit",
@@ -51,7 +49,10 @@ T.EXTRA_CASTS.update({
     ("timestamptz", "mz_timestamp"): "implicit",
     ("mz_timestamp", "timestamp"): "assignment",
     ("mz_timestamp", "timestamptz"): "assignment",
-})
+    **{(t, "mz_timestamp"): "implicit" for t in ("int2", "int4", "int8", "numeric")},
+    ("mz_timestamp", "numeric"): "explicit",
+}
+PARSERS = {**_DATE_PARSERS, "mz_timestamp": parse_mz_timestamp}
 
 
 #: PostgreSQL's MAX_TIMESTAMP_PRECISION / MAX_INTERVAL_PRECISION; larger requests are reduced
@@ -89,8 +90,3 @@ def typmod_for_datetime(type_: str, mods) -> "tuple | None":
         raise _bad(f"{word}({p}){' WITH TIME ZONE' if type_ == 'timestamptz' else ''} precision must not be "
                    f"negative")
     return (type_, min(p, MAX_PRECISION))
-
-
-def _bad(msg: str, code: str = "22023"):
-    from sql.errors import ProgrammingError
-    return ProgrammingError(msg, sqlstate=code)

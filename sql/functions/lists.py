@@ -1,47 +1,33 @@
-"""Signatures of Materialize's list functions, operators and ``list_agg``.
+"""Signatures of Materialize's list functions and operators.
 
 Owns the polymorphic (``listany``/``listelementany``) resolution of ``list_length``,
-``list_append``, ``list_prepend``, ``list_cat``, ``list_remove``, ``list_n_layers``, the
-operators ``||`` (list || list, list || element, element || list), ``@>``/``<@`` and the
-comparisons on lists, the aggregate ``list_agg(x) -> x list`` and ``unnest(list)``; consulted
-first by ``sql.functions`` through ``resolve_function_hook``/``resolve_operator_hook``/
-``resolve_aggregate_hook`` (and by ``sql.functions_document.resolve_table_function``).
+``list_append``, ``list_prepend``, ``list_cat``, ``list_remove``, ``list_n_layers``
+(``resolve_function``), the operators ``||`` (list || list, list || element, element ||
+list), ``@>``/``<@`` and the comparisons on lists (``resolve_operator``) and ``unnest(list)``
+(``resolve_table_function``), which ``sql.functions`` asks before the tables.
 Polymorphic func ids do not depend on the element type; a ``Resolution``'s argument types
 carry the concrete list types.  An unknown-typed argument in a ``listany`` position is read
 as that list type (as PostgreSQL reads one against ``anyarray``).
-Invariant: every func id named here is implemented in ``expr.functions.lists``; a hook
-returns None for every name and operand type that is not its own.
-Deliberately not here: constructors and subscripts (``planner.bind_lists``), evaluation.
+Invariant: every func id here is implemented in ``expr.functions.lists`` (comparisons:
+``expr.functions.generic``); a hook returns None for every name and operand type that is
+not its own.
+Deliberately not here: constructors and subscripts (``planner.bind_lists``, whose func ids
+``FUNC_IDS`` names), ``list_agg`` (``sql.functions.aggregates``), evaluation.
 """
 from __future__ import annotations
 
-from sql import functions as F
-from sql.errors import ProgrammingError
-from sql.types import can_cast, common_type, display_name
-from sql.types_lists import element_type, is_list, layers, list_of
+from sql.functions.common import CMP, Resolution, no_function, no_operator
+from sql.types import can_cast, common_type
+from sql.types.lists import element_type, is_list, layers
 
-Resolution = F.Resolution
-AggResolution = F.AggResolution
-
-F._AGGS.setdefault("list_agg", [])
-
-#: func ids produced by the hooks (for ``sql.functions.all_func_ids``)
-HOOK_FUNC_IDS = {"list_length", "list_append", "list_prepend", "list_cat", "list_remove", "list_n_layers_1",
-                 "list_contains", "list_contained", "eq", "neq", "lt", "lte", "gt", "gte"}
+#: func ids the resolution produces or the binder writes beyond the tables above
+FUNC_IDS = {**{f: "resolve_function" for f in ("list_length", "list_append", "list_prepend", "list_cat",
+                                                 "list_remove")},
+            "list_n_layers_1": "resolve_function (list_n_layers_<n>, one per layer count, synthesized)",
+            "list_contains": "resolve_operator @>", "list_contained": "resolve_operator <@",
+            "list_create": "LIST[x, ...] (planner.bind_lists)", "list_index": "l[i]", "list_slice": "l[i:j]"}
 
 _FUNCS = ("list_length", "list_append", "list_prepend", "list_cat", "list_remove", "list_n_layers")
-
-
-def _nofunc(name, args):
-    return ProgrammingError(f"function {name}({', '.join(display_name(a) for a in args)}) does not exist",
-                            sqlstate="42883", hint="No function matches the given name and argument types. "
-                                                   "You might need to add explicit type casts.")
-
-
-def _noop(o, left, right):
-    return ProgrammingError(f"operator does not exist: {display_name(left)} {o} {display_name(right)}",
-                            sqlstate="42883", hint="No operator matches the given name and argument types. "
-                                                   "You might need to add explicit type casts.")
 
 
 def _element_fits(et: str, el: str) -> bool:
@@ -73,7 +59,7 @@ def _cat(lt: str, rt: str):
     return None
 
 
-def resolve_function_hook(name: str, args: tuple):
+def resolve_function(name: str, args: tuple):
     """A ``Resolution`` for the list functions; None for every other name."""
     if name not in _FUNCS:
         return None
@@ -92,11 +78,11 @@ def resolve_function_hook(name: str, args: tuple):
             and _element_fits(args[1], element_type(args[0])):
         r = Resolution("list_remove", (args[0], element_type(args[0])), args[0])
     if r is None:
-        raise _nofunc(name, args)
+        raise no_function(name, args)
     return r
 
 
-def resolve_operator_hook(o: str, left: str, right):
+def resolve_operator(o: str, left: str, right):
     """``||``, ``@>``, ``<@`` and the comparisons when an operand is a list; None otherwise."""
     if right is None or not (is_list(left) or is_list(right)):
         return None
@@ -104,27 +90,15 @@ def resolve_operator_hook(o: str, left: str, right):
         r = _cat(left, right) if (is_list(left) and is_list(right)) or "unknown" in (left, right) else None
         r = r or _append(left, right) or _prepend(left, right)
         if r is None:
-            raise _noop(o, left, right)
+            raise no_operator(o, left, right)
         return r
-    if o in F._CMP or o in ("@>", "<@"):
+    if o in CMP or o in ("@>", "<@"):
         t = left if right == "unknown" else right if left == "unknown" else common_type([left, right])
         if t is None or not is_list(t):
-            raise _noop(o, left, right)
-        fid = F._CMP.get(o) or ("list_contains" if o == "@>" else "list_contained")
+            raise no_operator(o, left, right)
+        fid = CMP.get(o) or ("list_contains" if o == "@>" else "list_contained")
         return Resolution(fid, (t, t), "bool")
     return None
-
-
-def resolve_aggregate_hook(n: str, args: tuple):
-    """``list_agg(x) -> x list`` (an unknown argument is text)."""
-    if n != "list_agg":
-        return None
-    if len(args) != 1:
-        raise _nofunc(n, args)
-    t = "text" if args[0] == "unknown" else args[0]
-    if t == "record":
-        raise _nofunc(n, args)
-    return AggResolution("list_agg", t, list_of(t))
 
 
 def resolve_table_function(name: str, args: tuple):

@@ -1,0 +1,25 @@
+"""The SQL types ``smallint``, ``integer`` and ``bigint``: names, category, casts, input.
+
+Owns ``int2``/``int4``/``int8`` (typcategory ``N``, none preferred), their spellings, the
+casts among them (widening implicitly, narrowing by assignment, as PostgreSQL's pg_cast)
+and with ``text``, and their input functions (``repr.strconv.parse_int``).
+Invariant: every cast here has its ``cast_<from>_to_<to>`` in ``expr.functions.integer``.
+Deliberately not here: casts to ``numeric``, the floats and ``mz_timestamp`` (those
+families'), and the functions (``sql.functions.integer``).
+"""
+from __future__ import annotations
+
+import functools
+
+from repr.strconv import parse_int
+from sql.types.common import io_casts
+
+#: the integer types, narrowest first (the implicit-cast direction)
+INTEGER_TYPES = ("int2", "int4", "int8")
+TYPES = {"int2": ("smallint", "N", False), "int4": ("integer", "N", False), "int8": ("bigint", "N", False)}
+SPELLINGS = {"int2": "int2", "smallint": "int2", "int": "int4", "integer": "int4", "int4": "int4",
+             "int8": "int8", "bigint": "int8"}
+CASTS = {**io_casts(*INTEGER_TYPES),
+         **{(a, b): "implicit" if INTEGER_TYPES.index(a) < INTEGER_TYPES.index(b) else "assignment"
+            for a in INTEGER_TYPES for b in INTEGER_TYPES if a != b}}
+PARSERS = {t: functools.partial(parse_int, type_=t) for t in INTEGER_TYPES}
