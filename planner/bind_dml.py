@@ -211,7 +211,7 @@ def plan_insert(stmt, catalog, param_types):
     rows = tuple(tuple(substitute_placeholders(e) for e in row) for row in rows)
     ret = tuple(substitute_placeholders(e, item.arity()) for e in ret)
     return _insert_plan(b, item, (ret, ret_cols), rows=rows, param_types=tuple(param_types),
-                        bare_parameters=_bare_parameters(node, sel))
+                        bare_parameters=_bare_parameters(node, sel) if param_types else frozenset())
 
 
 def _bare_parameters(node, sel) -> frozenset:
