@@ -39,7 +39,7 @@ from compute.replica.runtime import Runtime
 from expr.finishing import RowSetFinishing
 from expr.mfp import MapFilterProject
 from repr.timestamp import frontier_le
-from tests.test_runtime_support import StandinDataflow, index_desc, peek_dataflow, t, table, u
+from tests.support.standins import StandinDataflow, index_desc, peek_dataflow, t, table, u
 
 ROWS = [(1, "a"), (2, "b")]
 

@@ -17,7 +17,7 @@ from compute.replica.runtime import Runtime
 from expr.finishing import RowSetFinishing
 from expr.mfp import MapFilterProject
 from repr.timestamp import frontier_le
-from tests.test_runtime_support import index_desc, peek_dataflow, t, table, u
+from tests.support.standins import index_desc, peek_dataflow, t, table, u
 
 ROW = st.tuples(st.integers(0, 4), st.sampled_from(["a", "b", None]))
 OP = st.one_of(

@@ -11,7 +11,7 @@ from compute.replica.runtime import Runtime
 from expr.finishing import RowSetFinishing
 from expr.mfp import MapFilterProject
 from repr.timestamp import MAX
-from tests.test_runtime_support import StandinDataflow, index_desc, peek_dataflow, sink_desc, t, table, u
+from tests.support.standins import StandinDataflow, index_desc, peek_dataflow, sink_desc, t, table, u
 
 
 def runtime(role="maintenance", storage=None, registry=None, factory=StandinDataflow, **kw):

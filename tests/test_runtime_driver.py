@@ -15,7 +15,7 @@ from compute.replica.registry import SharedArrangementRegistry
 from compute.replica.runtime import Runtime
 from expr.finishing import RowSetFinishing
 from expr.mfp import MapFilterProject
-from tests.test_runtime_support import StandinDataflow, index_desc, peek_dataflow, t, table, u
+from tests.support.standins import StandinDataflow, index_desc, peek_dataflow, t, table, u
 
 
 def pk(uuid, target, ts, keys=None):

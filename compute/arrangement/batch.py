@@ -14,7 +14,8 @@ with a single entry maps to the entry ``(row, time, diff)`` itself, not a 1-tupl
 (an entry's second field is its time, an int; a tuple of entries has an entry there).
 
 Invariant: a batch is never mutated after construction (readers on other threads hold
-them without locks).  Deliberately not here: spines, holds, reads (``compute.arrangement.spine``).
+them without locks).  Deliberately not here: spines and holds (``compute.arrangement.spine``),
+reads (``compute.arrangement.read``).
 """
 from __future__ import annotations
 
