@@ -61,9 +61,9 @@ def _now():
 
 def test_requests_compose_and_the_programs_values_return_when_the_last_ends(program):
     """Two databases' baselines, an urgent hand-off and a bulk busy period on one pair of
-    arbiters.  Sabotages: ``_apply`` restoring the program's value whenever a request ends
-    (``target = self._own``) -> 4 ms right after the urgency ends while the baseline stands;
-    ``Baseline.release`` releasing every database's request (``_requests.clear()``) -> the
+    arbiters.  Sabotages: ``release`` writing the program's value back instead of composing
+    the rest (``self._write(self._own)``) -> 4 ms right after the urgency ends while the
+    baseline stands; ``release`` dropping every request (``_requests.clear()``) -> the
     program's 700 while the second database is still open."""
     intervals, thresholds = SwitchIntervals(), GCThresholds()
     baseline = Baseline(intervals, thresholds)
@@ -126,6 +126,8 @@ now("before")
 a = mzlite.connect(system_parameters=params)
 now("one open")
 b = mzlite.connect(system_parameters=params)
+a.close()
+now("one closed")
 start = C.ReplicaClient.start
 def recording_start(*args, **kw):
     now("restart")  # the new replica of a restart starts: the old one's request stands
@@ -134,8 +136,6 @@ C.ReplicaClient.start = recording_start
 b.database.restart_replica()
 C.ReplicaClient.start = start
 now("restarted")
-a.close()
-now("one closed")
 b.close()
 now("all closed")
 print(json.dumps(seen))
@@ -143,8 +143,8 @@ print(json.dumps(seen))
 
 
 def test_open_databases_hold_the_baseline_until_the_last_one_closes():
-    """In a fresh interpreter: the baseline while any database is open, also across a
-    replica restart; the program's own settings once the last one is closed.  Sabotages:
+    """In a fresh interpreter: the baseline while any database is open, also across the
+    last one's replica restart; the program's own settings once it is closed.  Sabotages:
     ``Database.__init__`` setting the interval itself (a second owner) -> 0.5 ms after the
     last close; ``ReplicaClient.shutdown`` not releasing the baseline -> likewise;
     ``_restart_replica`` shutting the old replica down before starting the new one ->
@@ -154,5 +154,5 @@ def test_open_databases_hold_the_baseline_until_the_last_one_closes():
     assert out.returncode == 0, out.stderr
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     program, baseline = [0.004, [700, 10, 10]], [0.0005, [10_000, 10, 10]]
-    assert seen == {"before": program, "one open": baseline, "restart": baseline, "restarted": baseline,
-                    "one closed": baseline, "all closed": program}
+    assert seen == {"before": program, "one open": baseline, "one closed": baseline, "restart": baseline,
+                    "restarted": baseline, "all closed": program}
