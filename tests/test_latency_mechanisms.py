@@ -516,9 +516,9 @@ def test_a_writer_about_to_wait_for_a_peek_announces_the_wakes_it_deferred(monke
     """A script that writes and then reads, in one call, runs inside one ``deferred_wakes``
     block; before its read blocks, ``ComputeController.peek`` announces the deferred wakes,
     so a runtime its assist could not do the work of (here maintenance, with inline steps
-    off) still propagates the write the read waits for.  The clock is manual, so no tick
-    wakes anything meanwhile.  Sabotage: no ``flush_deferred_wakes`` before the wait -> the
-    read waited for its statement timeout (57014)."""
+    off) still propagates the write the read waits for.  The clock is manual and the ticker
+    stopped, so no tick wakes anything meanwhile.  Sabotage: no ``flush_deferred_wakes``
+    before the wait -> the read waited for its statement timeout (57014)."""
     from mzlite.oracle import ManualClock
     con = mzlite.connect(clock=ManualClock(1), system_parameters={"enable_compute_interactive_runtime": True})
     try:
@@ -529,6 +529,8 @@ def test_a_writer_about_to_wait_for_a_peek_announces_the_wakes_it_deferred(monke
         m = db.replica.maintenance_driver
         monkeypatch.setattr(m, "policy", dataclasses.replace(m.policy, inline_steps=False))
         con.execute("SET statement_timeout = 3000")
+        db._tick_event.set()  # the ticker's advance of the tables would wake maintenance too
+        db._ticker.join(WAIT)
         cur = con.cursor().executescript("INSERT INTO t VALUES (7); SELECT a FROM t")
         assert cur.fetchall() == [(7,)]
     finally:
