@@ -241,7 +241,7 @@ class ComputeController:
             target = min(target, min(st.holds.values()))
         # since trails the upper by the window anyway: moving it in steps of a tenth of the
         # window keeps at most 10% more history and spares both runtimes a command (and a
-        # thread wake-up) per frontier advance, which under a stream of small writes was a
+        # thread wake-up) per frontier advance, which under a stream of small writes is a
         # command every millisecond per collection
         if target - st.implied_since >= max(1, self.compaction_window // COMPACTION_STEPS):
             st.implied_since = target

@@ -65,7 +65,7 @@ LATEST_MAX_PENDING = 4096
 class _Latest:
     """The consolidated state after every update of a read handle, for reads at or past
     its last update: the common read, and the one whose cost otherwise grows with the
-    history kept since ``since`` (a 10-row index under a write a millisecond keeps ~2,000
+    history kept since ``since`` (a small index under frequent writes keeps thousands of
     updates for the compaction window, all summed by every read).
 
     Computed at most once, on the first such read, from the nearest ancestor whose state
@@ -203,8 +203,8 @@ class ReadHandle(tuple):
     def snapshot_pairs(self, as_of: int):
         """The ``(row, count)`` pairs of ``snapshot(as_of)`` as a sized iterable: for a
         single-time batch with one entry a key (a freshly built index) they are read off the
-        batch lazily, without building a dict of every row (a hydration importing a
-        million-row index spent 0.3 s there)."""
+        batch lazily, without building a dict of every row (a hydration importing a large
+        index)."""
         self._check(as_of)
         upper = tuple.__getitem__(self, 2)
         every = tuple.__getitem__(self, 0)

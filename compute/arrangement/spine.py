@@ -212,8 +212,8 @@ class Spine(UpperListeners):
         violation first), spending about ``fuel`` records (``None``: no bound).  A merge
         is never split: one larger than the fuel at hand banks the fuel (``_merge_credit``)
         and happens once enough has been banked, so merges larger than one activation's fuel
-        are not starved (they were: a spine under 10,000-row changes grew a batch per change,
-        and every lookup probed them all).  Returns whether it merged or banked anything
+        are not starved (else a spine under large changes grows a batch per change, and every
+        lookup probes them all).  Returns whether it merged or banked anything
         (work the caller should come back for).  Reads at times ``>= since`` are unchanged."""
         did = False
         while True:

@@ -327,13 +327,19 @@ class SharedArrangementRegistry:
         with self._cond:
             return self._try_import(id, as_of, holder)
 
-    def _try_import(self, id: GlobalId, as_of: int, holder: str) -> Optional[SharedImport]:
+    def _readable(self, id: GlobalId, what: str) -> Optional[PublicationPoint]:
+        """``id``'s slot once adopted (``None`` while a placeholder); refuses a dropped id
+        (``what`` names the refused read) and a failed publisher.  Lock held."""
         if id in self._retired:
-            raise ComputeProtocolError(f"cannot import {id} at as_of {as_of}: the index was dropped")
+            raise ComputeProtocolError(f"{what}: the index was dropped")
         slot = self._slot(id)
         if slot.failed is not None:
             raise PublisherFailed(f"index {id} failed: {slot.failed}")
-        if not slot.adopted:
+        return slot if slot.adopted else None
+
+    def _try_import(self, id: GlobalId, as_of: int, holder: str) -> Optional[SharedImport]:
+        slot = self._readable(id, f"cannot import {id} at as_of {as_of}")
+        if slot is None:
             return None
         if not frontier_le(slot.since, as_of):
             raise ComputeProtocolError(self._refusal(slot, as_of, holder))
@@ -355,14 +361,8 @@ class SharedArrangementRegistry:
     def read_published(self, id: GlobalId) -> Optional[tuple[ReadHandle, ReadHandle]]:
         """The current (unbounded) read handles of an adopted slot's oks/errs, else ``None``."""
         with self._cond:
-            if id in self._retired:
-                raise ComputeProtocolError(f"read of {id}: the index was dropped")
-            slot = self._slot(id)
-            if slot.failed is not None:
-                raise PublisherFailed(f"index {id} failed: {slot.failed}")
-            if not slot.adopted:
-                return None
-            return slot.oks.read_handle(), slot.errs.read_handle()
+            slot = self._readable(id, f"read of {id}")
+            return None if slot is None else (slot.oks.read_handle(), slot.errs.read_handle())
 
     # ------------------------------------------------------------ introspection
     def since(self, id: GlobalId) -> Frontier:
