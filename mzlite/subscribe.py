@@ -35,7 +35,7 @@ Invariants:
   the dependency; a replica restart resumes it from its frontier without repeating updates.
 
 Deliberately not here: rendering the sink (``compute.render.dataflow``), shipping batches
-(``compute.replica.runtime``), timestamp selection rules (``mzlite.reads``), ENVELOPE DEBEZIUM (not
+(``compute.replica.core``), timestamp selection rules (``mzlite.reads``), ENVELOPE DEBEZIUM (not
 supported).
 
 Over 600 lines: the subscription, its SQL cursor statements and its Python API share one

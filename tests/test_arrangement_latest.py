@@ -1,4 +1,4 @@
-"""The latest-state cache of read handles (``compute.arrangement.spine._Latest``).
+"""The latest-state cache of read handles (``compute.arrangement.read._Latest``).
 
 A read at or past a handle's last update returns the state after every update; the cache
 keeps it per handle and derives a new handle's from its ancestor's plus the batches
@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from compute.arrangement import spine as arrangement
+from compute.arrangement import read as arrangement
 from compute.arrangement.spine import Spine
 from tests.test_arrangement import expected_at as _scratch  # the from-scratch state at a time
 
