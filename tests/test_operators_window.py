@@ -1,13 +1,13 @@
-"""The window aggregate (``compute.render.window``) against the from-scratch reference
+"""The window aggregate (``expr.window_eval``) against the from-scratch reference
 (``tests.support.window_reference``) over random +1/-1 updates, per function and frame."""
 from __future__ import annotations
 
 import pytest
 
-from compute.render.window import PartitionEvaluator
 from expr.relation import AggregateExpr, ColumnOrder, FlatMap, Get, Map, Project, Reduce
 from expr.scalar import Call, Column
 from expr.window import WindowAggregateExpr, WindowFrame, WindowFunc
+from expr.window_eval import PartitionEvaluator
 from repr.ids import user
 from tests.test_operators_harness import run_reference_check, small_int
 
@@ -123,7 +123,7 @@ def test_partition_recomputed_only_when_touched():
     Sabotage seen red (patched in memory): marking every group touched after
     ``ReduceOp.push`` evaluates both partitions."""
     from compute.render.reduce import ReduceOp
-    from compute.render.window import WindowAgg
+    from expr.window_eval import WindowAgg
     rec = Call("record", (Column(0), Column(1)), "record")
     agg_ = WindowAggregateExpr("window", rec, False, "record", "list",
                                funcs=(WindowFunc("row_number", (), (ColumnOrder(1),), DEFAULT, "int8"),))
