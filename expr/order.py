@@ -5,7 +5,8 @@ Owns ``sort_key_function``: ``row -> tuple`` whose natural order is the order of
 every number), ties broken by the whole row (NULLs last), so an ordering is a function of
 the rows' multiset.  Used by ``compute.render.topk`` (a group's sorted index), the window
 partition evaluation (``expr.window_eval``) and ``expr.interpret`` (TopK over constants);
-it is the order of ``tests.support.reference.cmp_by_order``.  Deliberately not here:
+it is the order of ``tests.support.reference.cmp_by_order``.  Also the error TopK reports for
+a row of negative multiplicity (``TOPK_NEG_MULT``).  Deliberately not here:
 row-set finishing (``expr.finishing`` sorts a read's rows in its own passes).
 """
 from __future__ import annotations
@@ -15,7 +16,10 @@ from typing import Sequence
 
 from expr.relation import ColumnOrder
 
-__all__ = ["sort_key_function"]
+__all__ = ["sort_key_function", "TOPK_NEG_MULT"]
+
+#: the error a TopK reports for each row of negative multiplicity (left out of the ranking)
+TOPK_NEG_MULT = ("XX000", "Negative multiplicity in TopK")
 
 
 class Desc:

@@ -41,13 +41,6 @@ ALLOWED = {
 #: the modules of ``compute`` the planner may use: its vocabulary, never a runtime
 COMPUTE_TOP = {"compute", "compute.protocol", "compute.dataflow", "compute.errors"}
 OURS = set(ALLOWED) | {"tests"}
-#: TEMPORARY, while the layering issue is in progress: production code that still reaches the
-#: test oracle.  Emptied (and this set deleted) when folding and LetRec get their own evaluator.
-_PENDING = {
-    ("compute.render.letrec", "tests.support.reference"),
-    ("planner.optimize.fold", "tests.support.reference"),
-    ("planner.optimize.projections", "tests.support.reference"),
-}
 
 
 def _modules():
@@ -113,7 +106,7 @@ def test_imports_run_the_allowed_way():
     wrong = []
     for src, dst, where in _edges():
         a, b = _top(src), _top(dst)
-        if a == b or a == "tests" or (src, dst) in _PENDING:
+        if a == b or a == "tests":
             continue
         if b == "tests":
             wrong.append(f"{where}: {src} imports test code {dst}")

@@ -16,12 +16,10 @@ from typing import Optional, Sequence
 from sortedcontainers import SortedKeyList
 
 from compute.render.operator import EMPTY, Operator, column_getter, take_touched
-from expr.order import sort_key_function
+from expr.order import TOPK_NEG_MULT, sort_key_function
 from expr.relation import ColumnOrder
 
 __all__ = ["TopKOp"]
-
-NEG_MULT = ("XX000", "Negative multiplicity in TopK")
 
 
 class TopKOp(Operator):
@@ -137,7 +135,7 @@ class TopKOp(Operator):
                 if row not in old:
                     oks.append((row, c))
             if neg != oldneg:
-                errs.append((NEG_MULT, neg - oldneg))
+                errs.append((TOPK_NEG_MULT, neg - oldneg))
             if new or neg:
                 outputs[g] = (new, neg)
             else:

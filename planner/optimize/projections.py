@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from expr.interpret import consolidate
 from expr.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, Let, LetRec, Map, Negate, Project,
                            Reduce, Threshold, TopK, Union)
 from expr.scalar import columns_referenced, permute
-from tests.support.reference import consolidate
 
 
 def _project(e, outputs):

@@ -597,13 +597,8 @@ class _Evaluator:
 
     # ---- LetRec: iterated to a fixpoint by expr.iterate (the one definition)
     def _LetRec(self, e, env):
-        from expr.iterate import letrec_steps
-        steps = letrec_steps(self, e, env)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as stop:
-                return stop.value
+        from expr.iterate import letrec_value
+        return letrec_value(self, e, env)
 
 
 def evaluate_with_errors(expr, inputs: Mapping, time: Optional[int] = None, *,
