@@ -14,7 +14,7 @@ from expr.relation import AggregateExpr, Get, Reduce
 from expr.scalar import Call, Column, If, Literal
 import mzlite
 from repr.ids import user
-from tests.test_operators_harness import run_reference_check, small_int
+from tests.support.operator_harness import run_reference_check, small_int
 
 A = user(1)
 

@@ -13,8 +13,8 @@ import pytest
 from expr.window import WindowFrame
 from expr.window_eval import PartitionEvaluator
 import mzlite
-from tests.test_operators_harness import run_reference_check
-from tests.test_operators_window import ARITY, ASC, DESC_NF, A, agg, gen_row, wf, window_plan
+from tests.support.operator_harness import run_reference_check
+from tests.support.window_plans import ARITY, ASC, DESC_NF, A, agg, gen_row, wf, window_plan
 
 FRAMES = {
     "rows_whole": ("rows", "unbounded", 0, "unbounded", 0),
