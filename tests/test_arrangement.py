@@ -11,18 +11,11 @@ from compute.arrangement.batch import Batch, build_batch
 from compute.arrangement.read import ReadHandle
 from compute.arrangement.spine import Spine
 from storage.persist import SinceError
+from tests.support.spines import expected_at
 
 
 def key0(row):
     return (row[0],)
-
-
-def expected_at(updates, t):
-    out = {}
-    for row, time, d in updates:
-        if time <= t:
-            out[row] = out.get(row, 0) + d
-    return {r: c for r, c in out.items() if c}
 
 
 def random_spine(seed, times=30, per=8, merge=True):
