@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Optional
 
-from compute.replica.driver import defer_wakes
+from compute.replica.client import ReplicaClient
 from mzlite import bulk, sequencer
 from mzlite.connection import Connection
 from mzlite.controller import ComputeController
@@ -32,7 +32,6 @@ from mzlite.dialect import parse_in_dialect
 from mzlite.introspection import Introspection
 from mzlite.oracle import TICK_MS, TimestampOracle
 from mzlite.reads import Reader
-from mzlite.replica import Replica
 from mzlite.session import Session, SystemParameters
 from mzlite.subscribe import (Subscription, Subscriptions, close_session, end_all, resume_all,
                               start as start_subscription)
@@ -51,11 +50,6 @@ TICK_SECONDS = TICK_MS / 1000 / 4  # reads use ticks once settled (TICK_MS / 2),
 #: while a storage fold is in progress the ticker steps it this often (each step about
 #: 10 ms of the GIL: ``storage.persist.FOLD_STEP_UPDATES``), between its ticks
 FOLD_STEP_SECONDS = 0.025
-#: the GIL switch interval mzlite sets (Python's default is 5 ms); see ``Database.__init__``
-SWITCH_INTERVAL_S = 0.0005
-#: the cyclic collector's young-generation threshold mzlite sets (Python's default is 700); see
-#: ``Database.__init__``
-YOUNG_GC_THRESHOLD = 10_000
 #: how often a statement waiting for another connection's statement checks for an interrupt
 LOCK_POLL_SECONDS = 0.05
 
@@ -172,24 +166,9 @@ class Database:
             raise E.NotSupportedError("durable data directories are not supported yet; use connect() for an "
                                       "in-memory database")
         self.system = SystemParameters(system_parameters)
-        # A read crosses several threads (session -> runtime -> controller -> session); while
-        # maintenance computes, each hop waits for the GIL up to the switch interval (5 ms by
-        # default).  A shorter interval bounds that wait; the throughput cost is small.
-        import sys
-        if sys.getswitchinterval() > SWITCH_INTERVAL_S:
-            sys.setswitchinterval(SWITCH_INTERVAL_S)
-        # A one-row change and its read allocate a few thousand tracked objects (commands,
-        # batches, closures); at Python's threshold of 700 each promoted some to the oldest
-        # generation, and the full collections that followed walked every arrangement's
-        # history within the compaction window.  k=1 at 1M orders: 1.05 ms -> 0.70 ms at
-        # steady state (the same as with the collector off).  Raised only, never lowered, and
-        # left alone when the program disabled collection (threshold 0).
-        import gc
-        t0, t1, t2 = gc.get_threshold()
-        if 0 < t0 < YOUNG_GC_THRESHOLD:
-            gc.set_threshold(YOUNG_GC_THRESHOLD, t1, t2)
         self.oracle = TimestampOracle(clock)
-        self.storage = TableStorage(self.oracle, on_commit=defer_wakes)
+        # the replica's wake hook (per thread, not per replica: it outlives a restart)
+        self.storage = TableStorage(self.oracle, on_commit=ReplicaClient.on_commit)
         self.storage_holds = StorageHolds()
         self.catalog = Catalog()
         self.lowering = LoweringCatalog(self)
@@ -197,9 +176,11 @@ class Database:
         self._user_ids = itertools.count(1)
         self._transient_ids = itertools.count(1)
         self._conn_ids = itertools.count(1)
-        self.replica = Replica(self.storage.collections,
-                               interactive=bool(self.system["enable_compute_interactive_runtime"]))
-        self.controller = ComputeController(self.replica.mux, self.system["compaction_window_ms"])
+        # the replica, and the scheduling baseline it requests while the database is open
+        # (compute.replica.scheduling)
+        self.replica = ReplicaClient.start(self.storage.collections,
+                                           interactive=bool(self.system["enable_compute_interactive_runtime"]))
+        self.controller = ComputeController(self.replica, self.system["compaction_window_ms"])
         self.reader = Reader(self)
         self.writer = Writer(self)
         self.sessions: dict[int, Session] = {}
@@ -288,8 +269,7 @@ class Database:
     def _fold_steps(self) -> None:
         """One step of every storage fold in progress (``StorageCollection.fold_step``),
         unless a runtime is in a bulk busy period (see ``tick``)."""
-        from compute.replica.driver import BULK_GC
-        if not BULK_GC.active:
+        if not self.replica.busy:
             self.storage.fold_steps()
 
     def tick(self) -> None:
@@ -301,8 +281,7 @@ class Database:
         # of the GIL); while a runtime is in a bulk busy period (a hydration) that waits for
         # a later tick, off the critical path of the work a session is waiting for (and of
         # its peak memory).  Since advances regardless.
-        from compute.replica.driver import BULK_GC
-        fold = not BULK_GC.active
+        fold = not self.replica.busy
         for gid, coll in list(self.storage.collections.items()):
             if coll.upper is None or coll.since is None:
                 continue
@@ -321,9 +300,8 @@ class Database:
     def _assisting_writes(self, run):
         """``run()``; if it committed a write, the session then helps propagate it
         (``ComputeController.assist_after_write``), outside the statement lock."""
-        from compute.replica.driver import deferred_wakes
         commits = self.storage.commits
-        with deferred_wakes():  # the runtimes' threads stay parked while this thread assists
+        with self.replica.deferred_wakes():  # the runtimes' threads stay parked while this thread assists
             try:
                 return run()
             finally:
@@ -488,10 +466,12 @@ def _restart_replica(self: Database) -> None:
     would be rehydrated by its controller.  Materialized views' outputs are rebuilt from
     scratch at a fresh ``as_of``: reads of them wait until the new dataflow catches up."""
     self.controller.shutdown()
-    self.replica.shutdown()
-    self.replica = Replica(self.storage.collections,
-                           interactive=bool(self.system["enable_compute_interactive_runtime"]))
-    self.controller = ComputeController(self.replica.mux, self.system["compaction_window_ms"])
+    old = self.replica
+    # the new replica first: the scheduling baseline is never released in between
+    self.replica = ReplicaClient.start(self.storage.collections,
+                                       interactive=bool(self.system["enable_compute_interactive_runtime"]))
+    old.shutdown()
+    self.controller = ComputeController(self.replica, self.system["compaction_window_ms"])
     for item in self.catalog.items():
         if item.kind == "materialized_view":
             self.storage.drop(item.id)

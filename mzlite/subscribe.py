@@ -36,7 +36,7 @@ Invariants:
   the dependency; a replica restart resumes it from its frontier without repeating updates.
 
 Deliberately not here: rendering the sink (``compute.render.dataflow``), shipping batches
-(``compute.replica.runtime``), the as-of rule (``Reader.dataflow_as_of``), parsing and planning
+(``compute.replica.core``), the as-of rule (``Reader.dataflow_as_of``), parsing and planning
 ``Connection.subscribe``'s statement (``Database.subscribe``), ENVELOPE DEBEZIUM (not supported).
 
 Over 600 lines: the subscription, its SQL cursor statements and its Python API share one

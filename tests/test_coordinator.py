@@ -7,13 +7,6 @@ import pytest
 import mzlite
 
 
-@pytest.fixture(params=[True, False], ids=["interactive", "maintenance-only"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield c
-    c.close()
-
-
 def _rows(con, sql, params=None):
     return sorted(con.execute(sql, params).fetchall())
 

@@ -12,13 +12,6 @@ import pytest
 import mzlite
 
 
-@pytest.fixture(params=["true", "false"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield c
-    c.close()
-
-
 def one(con, sql, params=None):
     return con.execute(sql, params).fetchall()
 
