@@ -90,7 +90,7 @@ def _diff(after: dict, before: dict) -> dict:
 
 
 def _shorten_paths(text: str) -> str:
-    """Print ``compute/replica/runtime.py:12(step)`` rather than the absolute path."""
+    """Print ``compute/replica/core.py:12(step)`` rather than the absolute path."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     text = text.replace(root, "")
     for p in sorted({p for p in sys.path if p and os.path.isdir(p)}, key=len, reverse=True):

@@ -2,7 +2,8 @@
 
 Owns the pure function from (peek, oks reader, errs reader) to a peek result.  A reader is
 anything with ``since``, ``upper``, ``snapshot(as_of)`` and ``lookup(key, as_of)``: a
-maintenance ``Spine`` or a registry ``FrozenArrangement``.
+maintenance ``Spine`` or a ``ReadHandle`` of one (``compute.arrangement.read``; the
+registry's published and imported snapshots are those).
 
 Invariants: a peek is answered only when ``upper > timestamp`` (or upper is empty), and
 answered with an error, never rows, once ``since`` has passed ``timestamp``; a data error

@@ -5,7 +5,7 @@ its sender must do and what its receiver must (and must not) do; the receiving s
 checks each "must" at the boundary with ``ComputeProtocolError``.  The protocol does not
 know that a replica may be split into two runtimes: the ``Multiplexer`` presents one
 endpoint over both.  Deliberately not here: routing (``compute.multiplexer``) and
-execution (``compute.replica.runtime``).
+execution (``compute.replica``).
 """
 from __future__ import annotations
 

@@ -1,22 +1,24 @@
 """The meaning of ``LetRec``: iterate every recursive binding together to a fixpoint.
 
-Owns ``letrec_steps`` (used by ``tests.support.reference``'s evaluator and by the maintained
-``compute.render.letrec.LetRecOp``, so the two cannot disagree on the rules) and
-``recursion_limit_error``.  The rules (see ``expr.relation.LetRec``): every binding
-starts empty (or at ``start``); each iteration computes *all* values from the previous
-iteration's values; the iteration stops at the first iteration that changes nothing
-(oks and errors), after ``max_iters`` iterations without a fixpoint (``RETURN AT``: keep
-the values; ``ERROR AT``: the result is one error row), or at the first iteration that
-produced a data error; then every binding's errors are added to the result and the body
-is evaluated.  Invariant: a generator step is one whole iteration; the yielded number is
-its work (rows computed), so callers can spread a long iteration over fuel-bounded calls.
-Deliberately not here: how an evaluator evaluates the values (``tests.support.reference``).
+Owns ``letrec_steps`` (and ``letrec_value``, the same run to its end) and
+``recursion_limit_error``, used by ``expr.interpret`` (so by the maintained
+``compute.render.letrec.LetRecOp``) and by the test oracle ``tests.support.reference``, so
+the two cannot disagree on the rules.  The rules (see
+``expr.relation.LetRec``): every binding starts empty (or at ``start``); each iteration
+computes *all* values from the previous iteration's values; the iteration stops at the
+first iteration that changes nothing (oks and errors), after ``max_iters`` iterations
+without a fixpoint (``RETURN AT``: keep the values; ``ERROR AT``: the result is one error
+row), or at the first iteration that produced a data error; then every binding's errors are
+added to the result and the body is evaluated.  Invariant: a generator step is one whole
+iteration; the yielded number is its work (rows computed), so callers can spread a long
+iteration over fuel-bounded calls.
+Deliberately not here: how an evaluator evaluates the values (``expr.interpret``).
 """
 from __future__ import annotations
 
 from repr.errors import EvalError
 
-__all__ = ["letrec_steps", "recursion_limit_error"]
+__all__ = ["letrec_steps", "letrec_value", "recursion_limit_error"]
 
 
 def recursion_limit_error(n: int) -> tuple:
@@ -58,9 +60,20 @@ def letrec_steps(ev, e, env, start=None):
         if any(errs for _, errs in cur.values()):
             break  # a data error stops the iteration
         yield work
-    ev.letrec_values = cur
     # every binding's errors reach the result, whether or not the body reads the binding
     for _oks, errs in cur.values():
         for r, c in errs.items():
             ev.errs[r] = ev.errs.get(r, 0) + c
-    return ev.eval(e.body, {**env, **{i: (oks, {}) for i, (oks, _errs) in cur.items()}})
+    out = ev.eval(e.body, {**env, **{i: (oks, {}) for i, (oks, _errs) in cur.items()}})
+    ev.letrec_values = cur  # after the body, which may hold a LetRec of its own
+    return out
+
+
+def letrec_value(ev, e, env):
+    """``e``'s rows in one call: ``letrec_steps`` run to its end."""
+    steps = letrec_steps(ev, e, env)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value

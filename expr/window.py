@@ -10,7 +10,7 @@ Owns ``WindowFrame``, ``WindowFunc`` and ``WindowAggregateExpr``, the values the
 builds.  Invariant: record positions (``WindowFunc.args``, ``ColumnOrder.column``) index
 the record, never the Reduce input, so optimizer permutations of the input keep them
 valid.  Deliberately not here: binding (``planner.windows``) and evaluation
-(``compute.render.window``).
+(``expr.window_eval``).
 """
 from __future__ import annotations
 

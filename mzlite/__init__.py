@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
 
-from sql.errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
-                        NotSupportedError, OperationalError, ProgrammingError, QueryCanceled, Warning)
-
 from mzlite.types import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Date, DateFromTicks, Time,
                           TimeFromTicks, Timestamp, TimestampFromTicks)
+from sql.errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
+                        NotSupportedError, OperationalError, ProgrammingError, QueryCanceled, Warning)
 
 #: PEP 249 version implemented
 apilevel = "2.0"
@@ -61,7 +60,7 @@ def connect(database: Optional[str] = ":memory:", *, system_parameters: Optional
     ``session_parameters`` sets this connection's session variables as ``SET`` would, e.g.
     ``{"sql_dialect": "sqlite"}`` to run SQLite's SQL (translated with sqlglot).
     """
-    from mzlite.connection import open_database
+    from mzlite.coordinator import open_database
     con = open_database(database, system_parameters=system_parameters, clock=clock)
     for name, value in (session_parameters or {}).items():
         try:

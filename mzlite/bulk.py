@@ -1,534 +1,285 @@
-"""The bulk-insert fast path: ``INSERT INTO t [(cols)] VALUES ($1, ..., $n)`` with many
-parameter sets, without planning the statement once per set.
+"""The INSERT path: an ``InsertPlan`` applied to one parameter set or many, as one write.
 
-Owns the recognition of that statement shape and the conversion of Python parameter
-values to column values.  Invariant: the fast path produces exactly the rows the
-general path (plan per parameter set) would, or declines: any value whose conversion
-is not the identity-or-widening of an assignment cast (a float for an integer column,
-a string for a number, ...) makes it return ``None`` so the general path runs and
-raises the proper error.  Deliberately not here: validation beyond types (the writer
-checks NOT NULL) or committing.
+Owns ``PreparedInsert`` (a ``rows``-form plan compiled once: its VALUES rows become one
+MapFilterProject over a parameter set, compiled by ``expr.compile``, or are recognised as
+the parameter sets themselves, or as constants), the grouping of many parameter sets by the
+types their values bind as (``planner.params``), evaluation, the NOT NULL check, RETURNING
+and the handoff of the rows to ``Writer.apply``.  Every INSERT takes this path:
+``execute`` with or without parameters (the sequencer's ``InsertPlan`` handler, ``insert``)
+and ``executemany`` (``insert_many``).
+
+Invariants: the rows written, and the error raised, are those of planning each parameter
+set with its values bound as literals (``planner.plan_statement``) and evaluating the sets
+in order, as the general path always did: a set whose compiled evaluation fails, or whose
+types cannot be parameterised (``plan_insert`` gives None or raises), is planned that way,
+and the first error in set order (binding errors first, as all sets are bound before any is
+evaluated) is raised; a failed statement writes nothing.  A plan is prepared once per
+(statement text, catalog version, parameter types) and never re-planned per parameter set.
+A ``None`` parameter binds as ``unknown``; it shares the plan of the sets whose values at
+its position bind as a type T only where that parameter is nothing but a whole VALUES item
+turned into its column's value by strict conversions (``PreparedInsert.null_transparent``):
+there NULL gives NULL whatever the type, and nothing else read the parameter's type.
+Deliberately not here: binding (``planner.bind_dml``), committing (``Writer.apply``),
+UPDATE and DELETE (``mzlite.writes``, ``mzlite.bulk_modify``).
 """
 from __future__ import annotations
 
-from decimal import Decimal
-import functools
-from itertools import repeat
+import collections
+from itertools import chain
 from operator import itemgetter
 from typing import Optional
 
-from pglast import ast
+from expr.compile import compile_mfp, compile_mfp_pairs, compile_scalar, evaluate_constant
+from expr.functions import FUNCTIONS
+from expr.mfp import MapFilterProject
+from expr.scalar import Call, Column, Literal, columns_referenced
+from mzlite.cursor import Result
+from planner import plan_insert, plan_statement
+from planner.params import column_type, engine_values, parameter_types
+from repr.errors import EvalError
+from sql import errors as E
+from sql.types import display_name
 
-_INT_RANGES = {"int2": (-32768, 32767), "int4": (-2147483648, 2147483647),
-               "int8": (-9223372036854775808, 9223372036854775807)}
-
-
-def _converter(typ: str):
-    """A function value -> column value, raising ``_Decline`` when the fast path must not decide."""
-    if typ in _INT_RANGES:
-        lo, hi = _INT_RANGES[typ]
-
-        def conv(v):
-            if v is None:
-                return None
-            if type(v) is not int or v < lo or v > hi:
-                raise _Decline
-            return v
-        conv.column_kind = ({int, type(None)}, (lo, hi))
-        return conv
-    if typ == "numeric":
-        def conv(v):
-            if v is None or type(v) is Decimal:
-                return v
-            if type(v) is int:
-                return Decimal(v)
-            raise _Decline
-        conv.column_kind = ({Decimal, type(None)}, None)
-        return conv
-    if typ == "float8":
-        def conv(v):
-            if v is None or type(v) is float:
-                return v
-            if type(v) is int:
-                return float(v)
-            raise _Decline
-        conv.column_kind = ({float, type(None)}, None)
-        return conv
-    if typ == "float4":  # real (repr.strconv's canonical float32 values)
-        from repr.strconv import float4_canon
-
-        def conv(v):
-            if v is None:
-                return None
-            if type(v) is not float and type(v) is not int:
-                raise _Decline
-            try:
-                r = float4_canon(float(v))
-            except OverflowError:
-                raise _Decline from None
-            if r == 0.0 and v != 0:
-                raise _Decline
-            return r
-        return conv
-    if typ in ("text", "bpchar"):  # bpchar: padding is the column's typmod check
-        def conv(v):
-            if v is None or type(v) is str:
-                return v
-            raise _Decline
-        conv.column_kind = ({str, type(None)}, None)
-        return conv
-    if typ == "bool":
-        def conv(v):
-            if v is None or type(v) is bool:
-                return v
-            raise _Decline
-        conv.column_kind = ({bool, type(None)}, None)
-        return conv
-    return None
+#: the conversions an assignment wraps a parameter in: strict, so NULL stays NULL
+_CONVERSIONS = ("cast_", "typmod_")
 
 
-class _Decline(Exception):
-    pass
+def _bare(e):
+    """``e`` without its identity conversions (compiled inline as their argument)."""
+    while isinstance(e, Call) and len(e.args) == 1 and getattr(FUNCTIONS.get(e.func), "inline", None) == "{0}":
+        e = e.args[0]
+    return e
 
 
-def _with_typmod(conv, typmod):
-    """``conv`` followed by the column's modifier check (``expr.functions.char``/``numeric``), as the
-    general path's assignment cast does; a value the check refuses declines, so the general
-    path raises the error (22001/22003) with its statement context."""
-    from expr.functions import FUNCTIONS
-    from repr.errors import EvalError
-    check = FUNCTIONS["typmod_" + typmod[0]].fn
-    extra = typmod[1:] if typmod[0] == "numeric" else (typmod[1], False)
-
-    def f(v):
-        v = conv(v)
-        if v is None:
+def _conversion_of(e) -> Optional[int]:
+    """The parameter ``e`` is, through strict conversions whose other arguments are literals."""
+    while isinstance(e, Call):
+        impl = FUNCTIONS.get(e.func)
+        rest = [a for a in e.args if not isinstance(a, Literal)]
+        if impl is None or not impl.strict or not e.func.startswith(_CONVERSIONS) or len(rest) != 1 \
+                or not isinstance(e.args[0], (Call, Column)) or e.args[0] is not rest[0]:
             return None
-        try:
-            return check(v, *extra)
-        except EvalError:
-            raise _Decline from None
-    return f
+        e = rest[0]
+    return e.index if isinstance(e, Column) else None
 
 
-def plan_bulk_insert(catalog, stmt):
-    """``(table_item, builder)`` when ``stmt`` has the bulk shape, else ``None``.
-    ``builder(param_sets)`` returns the rows, or ``None`` to decline."""
-    node = stmt.node
-    if not isinstance(node, ast.InsertStmt) or getattr(node, "returningClause", None) or getattr(node, "returningList", None) or node.onConflictClause or node.withClause:
-        return None
-    sel = node.selectStmt
-    if not isinstance(sel, ast.SelectStmt) or not sel.valuesLists or len(sel.valuesLists) != 1:
-        return None
-    values = sel.valuesLists[0]
-    if not all(isinstance(v, ast.ParamRef) for v in values):
-        return None
-    rv = node.relation
-    parts = tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x)
-    item = catalog.try_resolve(parts)
-    if item is None or item.kind != "table":
-        return None
-    names = [c.name for c in node.cols] if node.cols else [c.name for c in item.columns][:len(values)]
-    if len(names) != len(values) or len(set(names)) != len(names):
-        return None
-    positions = {c.name: i for i, c in enumerate(item.columns)}
-    if any(n not in positions for n in names):
-        return None
-    from expr.compile import evaluate_constant
-    sources = []   # per table column: (param index, converter) or (None, default value)
-    by_name = dict(zip(names, (v.number - 1 for v in values)))
-    for col in item.columns:
-        if col.name in by_name:
-            conv = _converter(col.type)
-            if conv is not None and col.typmod is not None and col.typmod[1] is not None:
-                conv = _with_typmod(conv, col.typmod)  # only modified columns pay for it
-            if conv is None:
-                return None
-            sources.append((by_name[col.name], conv))
-        else:
-            if col.default is None:
-                sources.append((None, None))
-            else:
+class PreparedInsert:
+    """A ``rows``-form ``InsertPlan`` compiled for evaluation over parameter sets."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        rows = plan.rows
+        n = len(plan.param_types)
+        arity = len(plan.column_names)
+        #: VALUES rows per parameter set
+        self.k = len(rows)
+        #: all rows constant: their values (no evaluation at all)
+        self.constants = None
+        #: the one row is the parameter set itself, column for column
+        self.identity = False
+        #: the compiled rows: one MFP over a parameter set, its output every row side by side
+        self.fn = None
+        if all(type(e) is Literal for row in rows for e in row):
+            self.constants = [tuple(e.value for e in row) for row in rows]
+        elif n and self.k == 1 and arity == n and all(_bare(e) == Column(i) for i, e in enumerate(rows[0])):
+            self.identity = True
+        elif n:
+            exprs = tuple(chain.from_iterable(rows))
+            self.mfp = MapFilterProject(n, exprs, (), tuple(range(n, n + len(exprs))))
+            self.fn = compile_mfp(self.mfp)
+        self.arity = arity
+        #: parameter positions where a NULL value may share the plan of another type: the
+        #: parameter is only ever a whole VALUES item (``plan.bare_parameters``), and each
+        #: column reading it is it through strict conversions alone
+        self.null_transparent = frozenset(
+            k for k in plan.bare_parameters
+            if all(_conversion_of(e) == k for row in rows for e in row if k in columns_referenced(e)))
+        self.returning = tuple(compile_scalar(e) for e in plan.returning)
+
+    def evaluate(self, sets: list) -> tuple[list, list]:
+        """``(rows, failed)``: every row for ``sets`` (engine values; ``k`` rows per set, in set
+        order) and the positions of the sets whose evaluation raised (their rows left out)."""
+        if self.constants is not None:
+            return (self.constants * len(sets) if self.k > 1 else [self.constants[0]] * len(sets)), []
+        if self.identity:
+            return (sets if type(sets) is list else list(sets)), []
+        if self.fn is None:  # no parameters: each expression evaluated once a set, walking its tree
+            out, failed = [], []
+            for i in range(len(sets)):
                 try:
-                    sources.append((None, evaluate_constant(col.default)))
-                except Exception:
-                    return None
+                    out += [tuple(evaluate_constant(e) for e in row) for row in self.plan.rows]
+                except EvalError:
+                    failed.append(i)
+            return out, failed
+        out, errors = self.fn(sets)
+        failed = []
+        if errors:
+            out, bad = compile_mfp_pairs(self.mfp)(list(zip(sets, range(len(sets)))))
+            out = [row for row, _i in out]
+            failed = [i for _e, i in bad]
+        if self.k > 1:
+            a = self.arity
+            out = [row[j * a:(j + 1) * a] for row in out for j in range(self.k)]
+        return out, failed
 
-    width = len(values)
-    col_convs = [(p, _column_converter(conv) if p is not None else conv) for p, conv in sources]
 
-    def build(param_sets) -> Optional[list]:
-        """Column-wise: transpose once, check each column's types with C-level set/min/max
-        calls, convert only columns that need it, transpose back (about 10x cheaper than a
-        converter call per value at a million rows)."""
+def prepared(db, stmt, types) -> Optional[PreparedInsert]:
+    """The prepared ``rows`` form of the INSERT ``stmt`` for parameters of ``types``, or None
+    (plan each set with its values); kept in ``db.plans`` when the statement has parameters."""
+    def build():
         try:
-            if not param_sets or set(map(len, param_sets)) != {width}:
-                return None
-            by_param = [list(map(itemgetter(i), param_sets)) for i in range(width)]  # not zip(*..): 20x slower
-            cols = [cc(by_param[p]) if p is not None else repeat(cc) for p, cc in col_convs]
-            if all(p == i for i, (p, _) in enumerate(col_convs)) and len(cols) == width and \
-                    all(c is by_param[i] for i, c in enumerate(cols)):
-                return param_sets if type(param_sets) is list else list(param_sets)
-            return list(zip(*cols))
-        except (_Decline, IndexError, TypeError):
-            return None
-
-    return item, build
+            plan = plan_insert(stmt, db.catalog, types)
+        except (E.Error, EvalError):
+            return False  # the literal plan of each set raises it (or, folding, does not)
+        return PreparedInsert(plan) if plan is not None else False
+    if not stmt.param_count:
+        return build() or None
+    return db.plans.get(("insert", stmt.text, db.catalog_version, types), build) or None
 
 
-_NONE = type(None)
+def _prepared_plan(db, stmt, plan) -> PreparedInsert:
+    """``plan`` (the ``rows`` form ``plan_for`` gave) prepared, from ``db.plans`` when it is there."""
+    if not stmt.param_count:
+        return PreparedInsert(plan)
+    return db.plans.get(("insert", stmt.text, db.catalog_version, plan.param_types), lambda: PreparedInsert(plan))
 
 
-def _column_converter(conv):
-    """``conv`` over a whole column (a tuple): the column itself when every value is already
-    the column's type (ints in range, str, bool, Decimal, float), else a list of converted
-    values; raises ``_Decline`` as ``conv`` does."""
-    kind = getattr(conv, "column_kind", None)
-
-    def convert(col):
-        types = set(map(type, col))
-        if kind is not None and types <= kind[0]:
-            bounds = kind[1]
-            if bounds is not None:
-                present = col if _NONE not in types else [v for v in col if v is not None]
-                if present and (min(present) < bounds[0] or max(present) > bounds[1]):
-                    raise _Decline
-            return col
-        return list(map(conv, col))
-    return convert
-
-
-# ---------------------------------------------------------------- UPDATE / DELETE
-
-
-class _Marker:
-    """Mixin marking a parameter value with its position, so the bound plan shows where each
-    parameter landed (``Literal(value)`` whose value is a marker)."""
-    __slots__ = ()
-
-
-class _MInt(int, _Marker):
-    pass
-
-
-class _MFloat(float, _Marker):
-    pass
-
-
-class _MStr(str, _Marker):
-    pass
-
-
-class _MDec(Decimal, _Marker):
-    pass
-
-
-def _mark(value, k):
-    for base, cls in ((bool, None), (int, _MInt), (float, _MFloat), (str, _MStr), (Decimal, _MDec)):
-        if type(value) is base:
-            if cls is None:
-                return None
-            m = cls(value)
-            m.__dict__["k"] = k
-            return m
-    return None
-
-
-for _cls in (_MInt, _MFloat, _MStr, _MDec):
-    _cls.__slots__ = ()  # type: ignore[misc]
-
-
-def _substitute_markers(expr, arity, seen):
-    """``expr`` with each marked literal replaced by ``Column(arity + k)``."""
-    from expr.scalar import Call, Column, If, Literal
-    if isinstance(expr, Literal):
-        v = expr.value
-        if isinstance(v, _Marker):
-            seen.add(v.k)
-            return Column(arity + v.k)
-        return expr
-    if isinstance(expr, Call):
-        return Call(expr.func, tuple(_substitute_markers(a, arity, seen) for a in expr.args), expr.type)
-    if isinstance(expr, If):
-        return If(_substitute_markers(expr.cond, arity, seen), _substitute_markers(expr.then, arity, seen),
-                  _substitute_markers(expr.els, arity, seen), expr.type)
-    return expr
-
-
-def plan_bulk_modify(db, stmt, param_sets):
-    """For ``executemany`` of an UPDATE or DELETE whose WHERE pins an indexed key with
-    parameters: ``(plan, updates, rowcount)`` computed with one index read for all
-    parameter sets, applying the sets in order; ``None`` to decline (general path).
-    ``updates`` are consolidated (each row once, no zero diffs)."""
-    from expr.compile import compile_predicates, compile_scalar
-    from expr.scalar import Call, Column
-    from planner import plan_statement
-    from planner.plans import DeletePlan, UpdatePlan
-    if stmt.kind not in ("update", "delete") or not param_sets:
-        return None
-    n = len(param_sets[0])
-    if set(map(len, param_sets)) != {n}:  # one C-level pass
-        return None
-    types = tuple(type(v) for v in param_sets[0])
-    key = (stmt.text, db.catalog_version, types)
-    cache = db.__dict__.setdefault("_bulk_templates", {})
-    template = cache.get(key)
-    if template is None:
-        template = _modify_template(db, stmt, param_sets[0])
-        if len(cache) > 256:
-            cache.clear()
-        cache[key] = template
-    if template is False:
-        return None
-    plan, arity, ix, cols, pinned, check, new_fns, fast = template
-    for i, t in enumerate(types):  # one C-level pass per parameter position
-        if set(map(type, map(itemgetter(i), param_sets))) != {t}:
-            return None
-    return _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, fast, param_sets)
-
-
-def _modify_template(db, stmt, sample):
-    """The parameter-independent part of a bulk UPDATE/DELETE, or False to decline."""
-    from expr.compile import compile_predicates, compile_scalar
-    from expr.scalar import Call, Column
-    from planner import plan_statement
-    from planner.plans import DeletePlan, UpdatePlan
-    n = len(sample)
-    markers = tuple(_mark(v, k) for k, v in enumerate(sample))
-    if any(m is None for m in markers):
-        return False
-    plan = plan_statement(stmt, db.catalog, markers)
-    if not isinstance(plan, (UpdatePlan, DeletePlan)) or plan.selection is not None or not plan.predicates:
-        return False
-    table = db.catalog.get(plan.table_id)
-    arity = table.arity()
-    seen: set = set()
-    preds = [_substitute_markers(p, arity, seen) for p in plan.predicates]
-    assigns = []
-    if isinstance(plan, UpdatePlan):
-        assigns = [(i, _substitute_markers(e, arity, seen)) for i, e in plan.assignments]
-    if seen != set(range(n)):
-        return False  # a parameter was folded away at bind time: the template would be wrong
-    # an index whose key columns are all pinned to parameters by equality
-    pinned = {}
-    for p in preds:
-        if isinstance(p, Call) and p.func.startswith("eq") and len(p.args) == 2:
-            a, b = p.args
-            if isinstance(a, Column) and isinstance(b, Column):
-                if a.index < arity <= b.index:
-                    pinned[a.index] = b.index - arity
-                elif b.index < arity <= a.index:
-                    pinned[b.index] = a.index - arity
-    index = None
-    for ix in db.lowering.indexes_on(plan.table_id):
-        cols = []
-        for e in ix.key:
-            if not isinstance(e, Column) or e.index not in pinned:
-                break
-            cols.append(e.index)
-        else:
-            index = (ix, cols)
-            break
-    if index is None:
-        return False
-    ix, cols = index
-    check = compile_predicates(tuple(preds))
-    new_fns = [(i, compile_scalar(e)) for i, e in assigns]
-    # the shortcut's plain shapes: a WHERE that is exactly the key's equalities (an index
-    # lookup already guarantees them: the key holds the same values, compared the same way)
-    # and assignments of a column or a parameter (read straight off the row or the set)
-    key_only = len(preds) == len(cols) and all(
-        isinstance(p, Call) and p.func.startswith("eq") and len(p.args) == 2
-        and all(isinstance(a, Column) for a in p.args)
-        and {a.index for a in p.args} in ({c, arity + pinned[c]} for c in cols)
-        for p in preds)
-    direct = [(i, e.index) for i, e in assigns] if all(isinstance(e, Column) for _, e in assigns) else None
-    fast = (key_only and _lookup_equality_is_sql_equality(table, cols), direct)
-    return plan, arity, ix, cols, pinned, check, new_fns, fast
-
-
-def _lookup_equality_is_sql_equality(table, cols) -> bool:
-    """Python's ``==`` on these key columns is SQL's ``=`` (no NaN, no collation or padding
-    subtleties), so a row found by key lookup satisfies the key's equalities."""
-    return all(table.columns[c].type in ("int2", "int4", "int8", "text", "bool", "uuid", "date")
-               for c in cols)
-
-
-def _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, fast, param_sets):
-    positions = [pinned[c] for c in cols]
-    if len(positions) == 1:
-        key_list = list(zip(map(itemgetter(positions[0]), param_sets)))
-        keys = set(key_list)
-        if (None,) in keys:
-            return None
+def plan_for(db, stmt, params):
+    """The ``InsertPlan`` of the INSERT ``stmt`` for one parameter set: the ``rows`` form for
+    its types when there is one (prepared once for a statement with parameters), else the
+    ``expr`` form with the values bound."""
+    if stmt.param_count:
+        try:
+            prep = prepared(db, stmt, parameter_types(params))
+        except E.Error:
+            prep = None  # a value no parameter type fits: the literal plan raises it
+        if prep is not None:
+            return prep.plan
     else:
-        key_list = list(map(itemgetter(*positions), param_sets))
-        keys = set(key_list)
-        if any(v is None for key in keys for v in key):
-            return None
-    if ix.id not in db.controller.collections:
-        return None
-    # one read of every candidate row, through the index
-    from expr.finishing import RowSetFinishing
-    from expr.mfp import MapFilterProject
-    ts = db.reader.choose_timestamp(_NoTxnSession.of(db), {ix.id})
-    holds = db.reader.hold({ix.id}, ts)
-    try:
-        resp = db.controller.peek(ix.id, tuple(keys), ts, RowSetFinishing(),
-                                  MapFilterProject.identity(arity))
-    finally:
-        db.reader.release(holds)
-    rows = db.reader._rows(resp, _NoTxnSession.of(db))
-    if len(cols) == 1 and len(keys) == len(key_list) and fast[0] and not any(i in cols for i, _f in new_fns):
-        done = _apply_row_by_row(rows, cols[0], positions[0], param_sets, new_fns, fast[1], arity)
-        if done is not None:
-            return (plan,) + done
-    by_key: dict = {}
-    row_key = (lambda row, c0=cols[0]: (row[c0],)) if len(cols) == 1 else \
-        (lambda row, g=itemgetter(*cols): g(row))
-    for row, c in rows:
-        bucket = by_key.setdefault(row_key(row), {})
-        bucket[row] = bucket.get(row, 0) + c
-    if len(keys) == len(key_list) and not any(i in cols for i, _f in new_fns):
-        # every parameter set has its own key and no assignment moves a row to another
-        # key: each row is touched by at most one set, so the order of the sets does not
-        # matter and the change is computed row by row, without re-bucketing
-        updates, matched = _apply_disjoint(by_key, key_list, param_sets, check, new_fns, fast, arity)
-        if any(len(b) > 1 for b in by_key.values()):
-            # rows sharing a key may be updated into each other: sum them
-            acc: dict = {}
-            for row, d in updates:
-                acc[row] = acc.get(row, 0) + d
-            updates = [(row, d) for row, d in acc.items() if d]
-        return plan, updates, matched
-    initial = {row: c for bucket in by_key.values() for row, c in bucket.items()}
-    matched = 0
-    for ps in param_sets:
-        key = tuple(ps[pinned[c]] for c in cols)
-        bucket = by_key.get(key)
-        if not bucket:
-            continue
-        for row, c in list(bucket.items()):
-            ext = row + tuple(ps)
-            if not check(ext):
-                continue
-            matched += c
-            del bucket[row]
-            if new_fns:
-                new = list(row)
-                for i, f in new_fns:
-                    new[i] = f(ext)
-                new = tuple(new)
-                nk = tuple(new[c_] for c_ in cols)
-                b2 = by_key.setdefault(nk, {})
-                b2[new] = b2.get(new, 0) + c
-    final: dict = {}
-    for bucket in by_key.values():
-        for row, c in bucket.items():
-            final[row] = final.get(row, 0) + c
-    updates = [(row, c - initial.get(row, 0)) for row, c in final.items() if c != initial.get(row, 0)]
-    updates += [(row, -c) for row, c in initial.items() if row not in final]
-    return plan, updates, matched
+        try:
+            plan = plan_insert(stmt, db.catalog, ())
+        except (E.Error, EvalError):
+            plan = None
+        if plan is not None:
+            return plan
+    return plan_statement(stmt, db.catalog, params)
 
 
-def _apply_disjoint(by_key, key_list, param_sets, check, new_fns, fast, arity):
-    """``(updates, matched)`` when each parameter set owns its key (see the caller)."""
-    updates = []
-    append = updates.append
-    matched = 0
-    get = by_key.get
-    key_only, direct = fast
-    if key_only:
-        check = None  # the key lookup already satisfied the WHERE
-    build = None
-    if direct is not None:
-        new_fns = None  # plain copies from the set or the row, below
-        build = _direct_builder(tuple(direct), arity) if direct else None
-    for key, ps in zip(key_list, param_sets):
-        bucket = get(key)
-        if not bucket:
-            continue
-        for row, c in bucket.items():
-            if check is not None or new_fns:
-                ext = row + ps
-                if check is not None and not check(ext):
-                    continue
-            matched += c
-            if build is not None or new_fns:
-                if build is not None:
-                    new = build(row, ps)
-                else:
-                    new = list(row)
-                    for i, f in new_fns:
-                        new[i] = f(ext)
-                    new = tuple(new)
-                if new == row:
-                    continue
-                append((new, c))
-            append((row, -c))
-    return updates, matched
+def _groups(db, stmt, param_sets):
+    """``(groups, literal)``: ``(prepared, set positions or None for all, engine sets)`` per
+    parameter types, and the positions of the sets to plan with their values."""
+    width = len(param_sets[0])
+    if set(map(len, param_sets)) == {width}:
+        cols = [list(map(itemgetter(i), param_sets)) for i in range(width)]  # not zip(*..): much slower
+        info = [column_type(c) for c in cols]
+        if all(t is not None for t, _n, _c in info):
+            prep = prepared(db, stmt, tuple(t for t, _n, _c in info))
+            nullable = {i for i, (t, has_null, _c) in enumerate(info) if has_null and t != "unknown"}
+            if prep is not None and nullable <= prep.null_transparent:
+                converted = [(i, conv) for i, (_t, _n, conv) in enumerate(info) if conv is not None]
+                if converted:
+                    for i, conv in converted:
+                        cols[i] = [None if v is None else conv(v) for v in cols[i]]
+                    param_sets = list(zip(*cols))
+                return [(prep, None, param_sets)], []
+    by_types: dict = {}
+    for i, ps in enumerate(param_sets):
+        try:
+            types = parameter_types(ps)
+        except E.Error:
+            types = None
+        by_types.setdefault(types, []).append(i)
+    groups, literal = [], []
+    for types, positions in by_types.items():
+        prep = prepared(db, stmt, types) if types is not None else None
+        if prep is None:
+            literal.extend(positions)
+        else:
+            groups.append((prep, positions, [engine_values(param_sets[i]) for i in positions]))
+    return groups, literal
 
 
-def _apply_row_by_row(rows, col: int, position: int, param_sets, new_fns, direct, arity: int):
-    """``(updates, matched)`` without bucketing rows by key, or ``None`` to decline: each
-    set owns its key (one column, ``col``), the WHERE is exactly that key's equality (the
-    lookup found only matching rows) and no assignment touches the key, so every row found
-    is changed by the one set holding its key.  Declines when a key holds several rows
-    (their new rows may coincide and must be summed) or an assignment is computed."""
-    if not new_fns:  # DELETE: every row found goes, with its count
-        return [(row, -c) for row, c in rows], sum(map(_COUNT, rows))
-    if direct is None or len(set(map(itemgetter(col), map(itemgetter(0), rows)))) != len(rows):
-        return None  # (rows are distinct: a peek answers each row once)
-    by_key = dict(zip(map(itemgetter(position), param_sets), param_sets))
-    updates: list = []
-    _direct_updater(tuple(direct), arity, col)(rows, by_key, updates.append)
-    return updates, sum(map(_COUNT, rows))
+def _rows(db, session, stmt, param_sets, groups, literal):
+    """``(rows, a plan of the statement)``: every row to insert, validated; raises as the
+    literal plans of the sets would."""
+    rows, failed = [], []
+    for prep, positions, sets in groups:
+        out, bad = prep.evaluate(sets)
+        rows.extend(out)
+        failed.extend(bad if positions is None else [positions[j] for j in bad])
+    if groups and not failed and not literal:
+        plan = groups[0][0].plan
+        if not any(None in map(itemgetter(i), rows) for i in plan.not_null):  # one C-level pass a column
+            return rows, plan
+        if len(groups) == 1 and groups[0][1] is None:  # rows in set order: the first violation
+            db.writer.check_not_null(plan, rows)
+    return _rows_one_set_at_a_time(db, session, stmt, param_sets, groups, set(failed) | set(literal))
 
 
-_COUNT = itemgetter(1)
+def _rows_one_set_at_a_time(db, session, stmt, param_sets, groups, redo):
+    """``(rows, a plan)``: the rows of every set in order, the sets in ``redo`` planned with
+    their values (all planned first: binding errors come before evaluation errors, as on the
+    general path)."""
+    plans = {i: plan_statement(stmt, db.catalog, param_sets[i]) for i in sorted(redo)}
+    where = {}
+    for prep, positions, sets in groups:
+        for j, s in enumerate(sets):
+            where[j if positions is None else positions[j]] = (prep, s)
+    out = []
+    for i in range(len(param_sets)):
+        if i in plans:
+            plan = plans[i]
+            rows = db.writer.evaluate(session, plan.expr)
+        else:
+            prep, s = where[i]
+            plan = prep.plan
+            rows, _failed = prep.evaluate([s])
+        db.writer.check_not_null(plan, rows)
+        out.extend(rows)
+    return out, plan
 
 
-@functools.lru_cache(maxsize=256)
-def _direct_updater(direct: tuple, arity: int, col: int):
-    """``(rows, sets by key, append)``: append ``(new, c)`` and ``(row, -c)`` for every row
-    whose new row differs, the new row built from the set holding the row's key (``col``)
-    by one tuple display (``_new_row_display``, inlined in the loop)."""
-    parts = _new_row_display(direct, arity)
-    code = (f"def _update(rows, by_key, append):\n"
-            f"    for row, c in rows:\n"
-            f"        ps = by_key[row[{col}]]\n"
-            f"        new = ({parts},)\n"
-            f"        if new != row:\n"
-            f"            append((new, c))\n"
-            f"            append((row, -c))\n")
-    ns: dict = {}
-    exec(compile(code, "<mzlite:bulk_update>", "exec"), ns)
-    return ns["_update"]
+def _write(db, session, table_id, rows) -> None:
+    """One write of ``rows``: each row once with its count (distinct rows, the common case,
+    in one C-level pass, no ``(row, 1)`` pair per row; storage keeps the dict as the log entry)."""
+    counts = dict.fromkeys(rows, 1)
+    if len(counts) != len(rows):
+        counts = dict(collections.Counter(rows))
+    # No gc.freeze() after a bulk load: frozen objects leave the collector's long-lived
+    # count near zero, so every tenth gen-1 collection became a full one, each walking
+    # the structures the next index build was filling.
+    db.writer.apply(session, {table_id: counts}, consolidated=True)
 
 
-@functools.lru_cache(maxsize=256)
-def _direct_builder(direct: tuple, arity: int):
-    """``(row, params) -> new row`` for assignments that copy a parameter or a column
-    (``SET amount = ?``), generated once per shape: one tuple display, no list per row."""
-    return eval(f"lambda row, ps: ({_new_row_display(direct, arity)},)")
+def insert(db, session, plan, stmt, params) -> Result:
+    """The sequencer's handler of an ``InsertPlan``: the plan's rows for the parameter sets
+    ``params`` (the ``expr`` form: its one set), written as one write; RETURNING's rows for
+    one set."""
+    if plan.rows is not None:
+        prep = _prepared_plan(db, stmt, plan)
+        groups = [(prep, None, [engine_values(p) for p in params])]
+        rows, _plan = _rows(db, session, stmt, params, groups, [])
+    else:
+        rows = db.writer.evaluate(session, plan.expr)
+        db.writer.check_not_null(plan, rows)
+        prep = None
+    _write(db, session, plan.table_id, rows)
+    n = len(rows)
+    if not plan.returning:
+        return Result(f"INSERT 0 {n}", None, rowcount=n)
+    if prep is not None:
+        ps = engine_values(params[0])
+        out = [tuple(f(r + ps) for f in prep.returning) for r in rows]
+    else:
+        fns = [compile_scalar(e) for e in plan.returning]
+        out = [tuple(f(r) for f in fns) for r in rows]
+    return Result(f"INSERT 0 {n}", [(c, display_name(t)) for c, t in plan.returning_columns], out, n)
 
 
-def _new_row_display(direct: tuple, arity: int) -> str:
-    """The new row's columns as source over ``row`` and the parameter set ``ps``: each
-    assigned column (``direct``: ``(column, source)``, a source ``>= arity`` being parameter
-    ``source - arity``) copies its source, the others the old row's value."""
-    src = {i: (f"ps[{j - arity}]" if j >= arity else f"row[{j}]") for i, j in direct}
-    return ", ".join(src.get(i, f"row[{i}]") for i in range(arity))
-
-
-class _NoTxnSession:
-    """The minimal session view ``Reader`` needs for a read inside a bulk write."""
-
-    def __init__(self):
-        self.vars = {"transaction_isolation": "strict serializable", "statement_timeout": 0}
-        self.txn = None
-        self.cancel_requested = False
-
-    @classmethod
-    def of(cls, db):
-        return cls()
+def insert_many(db, session, stmt, param_sets) -> Result:
+    """``executemany`` of an INSERT: every parameter set's rows in one write (RETURNING is
+    not returned)."""
+    groups, literal = _groups(db, stmt, param_sets)
+    rows, plan = _rows(db, session, stmt, param_sets, groups, literal)
+    _write(db, session, plan.table_id, rows)
+    return Result(f"INSERT 0 {len(rows)}", None, rowcount=len(rows))

@@ -1,6 +1,7 @@
 """The compute controller: the coordinator's side of the compute protocol.
 
-Owns: the one protocol endpoint (a ``Multiplexer`` over the replica's runtimes), the
+Owns: the conversation with the replica through its one client
+(``compute.replica.client.ReplicaClient``: one protocol endpoint over its runtimes), the
 controller's view of every compute collection (its write frontier as reported, the
 since it has allowed), read holds, pending peeks and subscriptions, and the thread
 that receives responses.  Invariants: ``AllowCompaction`` frontiers never regress and
@@ -20,7 +21,6 @@ from typing import Callable, Optional
 from compute import protocol as P
 from compute.dataflow import DataflowDescription
 from compute.errors import ComputeProtocolError
-from compute.replica.driver import URGENT
 from repr.ids import GlobalId
 from repr.timestamp import Frontier, frontier_le
 
@@ -31,7 +31,7 @@ DEFAULT_COMPACTION_WINDOW_MS = 1000
 #: since advances in steps of ``compaction window / COMPACTION_STEPS`` (``_maybe_compact``)
 COMPACTION_STEPS = 10
 #: how many times a waiting peek lets idle runtimes work on its thread before blocking
-#: (each a bounded ``RuntimeDriver.assist``: one for maintenance's propagation, one for the
+#: (each a bounded ``ReplicaClient.assist``: one for maintenance's propagation, one for the
 #: interactive answer, one spare)
 ASSIST_ROUNDS = 3
 
@@ -57,13 +57,14 @@ class PeekHandle:
         self.response: Optional[P.PeekResponse] = None
         #: the waiting thread: an answer delivered on it (inline) wakes nobody
         self.waiter = threading.get_ident()
-        #: the answer raised ``URGENT`` for a waiter on another thread (lowered once awake)
+        #: the answer raised the urgency for a waiter on another thread (lowered once awake)
         self.raised = False
 
 
 class ComputeController:
-    def __init__(self, mux, compaction_window_ms: int = DEFAULT_COMPACTION_WINDOW_MS):
-        self.mux = mux
+    def __init__(self, replica, compaction_window_ms: int = DEFAULT_COMPACTION_WINDOW_MS):
+        #: the replica's client (``compute.replica.client.ReplicaClient``)
+        self.replica = replica
         self.compaction_window = compaction_window_ms
         self.collections: dict[GlobalId, CollectionState] = {}
         self._peeks: dict[str, PeekHandle] = {}
@@ -78,17 +79,17 @@ class ComputeController:
         #: export id -> [(as_of, callback)]: run once the export's frontier passes as_of
         self._on_past: dict = {}
         # peek answers skip the receiving thread (one GIL hand-off fewer per read)
-        self.mux.deliver_peek_responses(self._handle_response)
+        self.replica.deliver_peek_responses(self._handle_response)
         self._thread = threading.Thread(target=self._receive_loop, name="mzlite-controller", daemon=True)
         self._thread.start()
-        self.mux.send(P.Hello(nonce=P.new_uuid()))
-        self.mux.send(P.CreateInstance())
-        self.mux.send(P.InitializationComplete())
+        self.replica.send(P.Hello(nonce=P.new_uuid()))
+        self.replica.send(P.CreateInstance())
+        self.replica.send(P.InitializationComplete())
 
     # ------------------------------------------------------------------ responses
     def _receive_loop(self) -> None:
         while not self._stopped:
-            resp = self.mux.recv(timeout=0.2)
+            resp = self.replica.recv(timeout=0.2)
             if resp is None:
                 continue
             try:
@@ -107,7 +108,7 @@ class ComputeController:
                     # waiter once awake (``peek``).  Answered inline, it is awake already, and
                     # a raise would only hand the GIL to other threads meanwhile.
                     handle.raised = True
-                    URGENT.raise_()
+                    self.replica.raise_urgency()
                 handle.event.set()
         elif isinstance(resp, P.Frontiers):
             with self._lock:
@@ -143,12 +144,12 @@ class ComputeController:
                     self._subscribes[s.id] = on_subscribe
         with self._lock:
             self.dataflows[desc.export_ids()[0]] = (desc.debug_name, set(desc.export_ids()))
-        self.mux.send(P.CreateDataflow(desc))
+        self.replica.send(P.CreateDataflow(desc))
         for export_id in desc.export_ids():
-            self.mux.send(P.Schedule(export_id))
+            self.replica.send(P.Schedule(export_id))
         for s in desc.sink_exports:
             if s.kind == "materialized_view":
-                self.mux.send(P.AllowWrites(s.id))
+                self.replica.send(P.AllowWrites(s.id))
 
     def drop_collection(self, id: GlobalId) -> None:
         with self._lock:
@@ -158,7 +159,7 @@ class ComputeController:
             st.dropped = True
             st.implied_since = None
             self._subscribes.pop(id, None)
-        self.mux.send(P.AllowCompaction(id, None))
+        self.replica.send(P.AllowCompaction(id, None))
         with self._lock:
             self.collections.pop(id, None)
             for first, (_, exports) in list(self.dataflows.items()):
@@ -196,7 +197,7 @@ class ComputeController:
         """``(id, name, runtime)`` for every live dataflow, the runtime as routing placed it."""
         with self._lock:
             items = list(self.dataflows.items())
-        return [(first, name, self.mux.owner_of(first)) for first, (name, _) in items]
+        return [(first, name, self.replica.owner_of(first)) for first, (name, _) in items]
 
     def since(self, id: GlobalId) -> Frontier:
         st = self.collections.get(id)
@@ -240,17 +241,17 @@ class ComputeController:
             target = min(target, min(st.holds.values()))
         # since trails the upper by the window anyway: moving it in steps of a tenth of the
         # window keeps at most 10% more history and spares both runtimes a command (and a
-        # thread wake-up) per frontier advance, which under a stream of small writes was a
+        # thread wake-up) per frontier advance, which under a stream of small writes is a
         # command every millisecond per collection
         if target - st.implied_since >= max(1, self.compaction_window // COMPACTION_STEPS):
             st.implied_since = target
-            self.mux.send(P.AllowCompaction(st.id, target))
+            self.replica.send(P.AllowCompaction(st.id, target))
 
     # ------------------------------------------------------------------ peeks
     def assist_after_write(self) -> None:
         """A session that has just committed a write does its propagation now, bounded, if
-        the runtimes are parked (``Multiplexer.assist``)."""
-        self.mux.assist()
+        the runtimes are parked (``ReplicaClient.assist``)."""
+        self.replica.assist()
 
     def peek(self, target: GlobalId, literal_constraints, timestamp: int, finishing, mfp,
              timeout: Optional[float] = None, should_cancel: Optional[Callable[[], bool]] = None
@@ -263,16 +264,15 @@ class ComputeController:
         handle = PeekHandle(uuid)
         with self._lock:
             self._peeks[uuid] = handle
-        self.mux.send(P.Peek(uuid, target, literal_constraints, timestamp, finishing, mfp))
+        self.replica.send(P.Peek(uuid, target, literal_constraints, timestamp, finishing, mfp))
         # an idle runtime's pending work (a write propagating, the parked peek) is done
-        # right here, bounded, rather than after waking two threads (RuntimeDriver.assist)
+        # right here, bounded, rather than after waking two threads (ReplicaClient.assist)
         for _ in range(ASSIST_ROUNDS):
-            if handle.event.is_set() or not self.mux.assist():
+            if handle.event.is_set() or not self.replica.assist():
                 break
         deadline = None if timeout is None else _time.monotonic() + timeout
         if not handle.event.is_set():
-            from compute.replica.driver import flush_deferred_wakes
-            flush_deferred_wakes()  # about to block: runtimes this thread woke must run
+            self.replica.flush_deferred_wakes()  # about to block: runtimes this thread woke must run
         while not handle.event.is_set():
             wait = 0.05 if should_cancel is not None else None
             if deadline is not None:
@@ -285,14 +285,14 @@ class ComputeController:
             if should_cancel is not None and should_cancel():
                 break
         if not handle.event.is_set():
-            self.mux.send(P.CancelPeek(uuid))
+            self.replica.send(P.CancelPeek(uuid))
             handle.event.wait()
         if handle.raised:
-            URGENT.lower()  # awake: maintenance may have the GIL back
+            self.replica.lower_urgency()  # awake: maintenance may have the GIL back
         return handle.response
 
     def cancel_peek(self, uuid: str) -> None:
-        self.mux.send(P.CancelPeek(uuid))
+        self.replica.send(P.CancelPeek(uuid))
 
     def wait_for_upper(self, id: GlobalId, beyond: int, timeout: Optional[float] = None) -> bool:
         """Block until ``id``'s upper passes ``beyond`` (or it closes)."""
@@ -302,7 +302,7 @@ class ComputeController:
                 or st.write_frontier > beyond, timeout)
 
     def update_configuration(self, params: dict) -> None:
-        self.mux.send(P.UpdateConfiguration(tuple(params.items())))
+        self.replica.send(P.UpdateConfiguration(tuple(params.items())))
 
     def shutdown(self) -> None:
         self._stopped = True

@@ -1,52 +1,55 @@
-"""The coordinator: one ``Database``, its catalog, storage, replica and sessions.
+"""The coordinator: one ``Database``, its catalog, storage, replica and sessions, and the
+statement entry points.
 
-Owns statement execution: parse, plan, then apply the plan to the catalog, table
-storage and the compute controller.  Invariants: statements run one at a time
-(``self.lock``; a read waiting for its peek does not hold it past the peek's
-submission... it does hold it: mzlite serialises statements, as an embedded database
-may); a failed statement changes nothing; the catalog, storage and controller agree on
-which collections exist; ids are never reused (``u`` for user objects, ``t`` for
-transient ones).  Deliberately not here: reads (``mzlite.reads``), writes
-(``mzlite.writes``), SHOW/EXPLAIN rendering (``mzlite.show``), or anything below the
-protocol.
-
-Over 600 lines: the statement entry points, their locking and the fast paths share the
-``Database`` state; statement kinds live in ``ddl.py``, ``reads.py``, ``writes.py``, ``show.py``.
+Owns the ``Database`` state and the path of every API call (``execute_sql``,
+``execute_many``, ``subscribe``) from text to the sequencer: parsing (cached), planning
+(``Database.plan``: SELECT plans and INSERTs' parameterised plans cached in ``PlanCache``),
+the statement lock, cancelation, and turning every failure into an ``mzlite.Error``
+(``guard``); also the ticker that moves time, and the registry of named in-memory
+databases (``open_database``).  Invariants: statements run one at a time (``self.lock``:
+mzlite serialises statements, as an embedded database may; a read waiting for its peek
+releases it, ``unlocked``, its inputs held); a failed statement changes nothing; the catalog, storage and controller agree on which collections exist;
+ids are never reused (``u`` for user objects, ``t`` for transient ones).  Deliberately not
+here: applying plans (``mzlite.sequencer`` and its handlers), reads (``mzlite.reads``),
+writes (``mzlite.writes``, ``mzlite.bulk``), anything below the protocol.
 """
 from __future__ import annotations
 
-import collections
 import contextlib
 import itertools
-from operator import itemgetter
+import os
 import threading
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Mapping, Optional
 
-from compute.replica.driver import defer_wakes
+from compute.replica.client import ReplicaClient
+from mzlite import bulk, sequencer
+from mzlite.connection import Connection
 from mzlite.controller import ComputeController
 from mzlite.cursor import Result
+from mzlite.ddl import create_index_dataflow, create_materialized_view_dataflow
+from mzlite.dialect import parse_in_dialect
+from mzlite.introspection import Introspection
 from mzlite.oracle import TICK_MS, TimestampOracle
 from mzlite.reads import Reader
-from mzlite.replica import Replica
-from mzlite.session import Session, SystemParameters, Transaction
+from mzlite.session import Session, SystemParameters
+from mzlite.subscribe import (Subscription, Subscriptions, close_session, end_all, resume_all,
+                              start as start_subscription)
 from mzlite.writes import Writer
-from planner.catalog import Catalog, CatalogItem, ColumnDef
+from planner import plan_statement
+from planner.catalog import Catalog
 from planner.peek import AvailableIndex
 from repr.errors import EvalError
 from repr.ids import GlobalId
 from sql import errors as E
+from sql.errors import InterfaceError
+from sql.parse import parse_statements
 from storage.tables import TableStorage
 
 TICK_SECONDS = TICK_MS / 1000 / 4  # reads use ticks once settled (TICK_MS / 2), and rarely catch up themselves
 #: while a storage fold is in progress the ticker steps it this often (each step about
 #: 10 ms of the GIL: ``storage.persist.FOLD_STEP_UPDATES``), between its ticks
 FOLD_STEP_SECONDS = 0.025
-#: the GIL switch interval mzlite sets (Python's default is 5 ms); see ``Database.__init__``
-SWITCH_INTERVAL_S = 0.0005
-#: the cyclic collector's young-generation threshold mzlite sets (Python's default is 700); see
-#: ``Database.__init__``
-YOUNG_GC_THRESHOLD = 10_000
 #: how often a statement waiting for another connection's statement checks for an interrupt
 LOCK_POLL_SECONDS = 0.05
 
@@ -133,30 +136,39 @@ class LoweringCatalog:
         return out
 
 
+class PlanCache:
+    """Plans, and what the adapter prepared from them, by a key that names the statement
+    text and the catalog version (so DDL makes every entry unreachable) and, where the plan
+    depends on them, the parameters' types: SELECT plans without parameters, INSERTs'
+    ``PreparedInsert`` (``mzlite.bulk``), UPDATE/DELETE templates (``mzlite.bulk_modify``).
+    Bounded: emptied when full."""
+
+    def __init__(self, limit: int = 512):
+        self._entries: dict = {}
+        self._limit = limit
+
+    def get(self, key, build: Callable[[], Any]):
+        """The entry for ``key``, built (and kept) by ``build()`` when missing."""
+        value = self._entries.get(key)
+        if value is None:
+            value = build()
+            if len(self._entries) >= self._limit:
+                self._entries.clear()
+            self._entries[key] = value
+        return value
+
+
 class Database:
+    """One database: its catalog, storage, replica, sessions and statement entry points."""
+
     def __init__(self, path: Optional[str] = None, *, system_parameters=None, clock=None):
         if path is not None:
             raise E.NotSupportedError("durable data directories are not supported yet; use connect() for an "
                                       "in-memory database")
         self.system = SystemParameters(system_parameters)
-        # A read crosses several threads (session -> runtime -> controller -> session); while
-        # maintenance computes, each hop waits for the GIL up to the switch interval (5 ms by
-        # default).  A shorter interval bounds that wait; the throughput cost is small.
-        import sys
-        if sys.getswitchinterval() > SWITCH_INTERVAL_S:
-            sys.setswitchinterval(SWITCH_INTERVAL_S)
-        # A one-row change and its read allocate a few thousand tracked objects (commands,
-        # batches, closures); at Python's threshold of 700 each promoted some to the oldest
-        # generation, and the full collections that followed walked every arrangement's
-        # history within the compaction window.  k=1 at 1M orders: 1.05 ms -> 0.70 ms at
-        # steady state (the same as with the collector off).  Raised only, never lowered, and
-        # left alone when the program disabled collection (threshold 0).
-        import gc
-        t0, t1, t2 = gc.get_threshold()
-        if 0 < t0 < YOUNG_GC_THRESHOLD:
-            gc.set_threshold(YOUNG_GC_THRESHOLD, t1, t2)
         self.oracle = TimestampOracle(clock)
-        self.storage = TableStorage(self.oracle, on_commit=defer_wakes)
+        # the replica's wake hook (per thread, not per replica: it outlives a restart)
+        self.storage = TableStorage(self.oracle, on_commit=ReplicaClient.on_commit)
         self.storage_holds = StorageHolds()
         self.catalog = Catalog()
         self.lowering = LoweringCatalog(self)
@@ -164,19 +176,20 @@ class Database:
         self._user_ids = itertools.count(1)
         self._transient_ids = itertools.count(1)
         self._conn_ids = itertools.count(1)
-        self.replica = Replica(self.storage.collections,
-                               interactive=bool(self.system["enable_compute_interactive_runtime"]))
-        self.controller = ComputeController(self.replica.mux, self.system["compaction_window_ms"])
+        # the replica, and the scheduling baseline it requests while the database is open
+        # (compute.replica.scheduling)
+        self.replica = ReplicaClient.start(self.storage.collections,
+                                           interactive=bool(self.system["enable_compute_interactive_runtime"]))
+        self.controller = ComputeController(self.replica, self.system["compaction_window_ms"])
         self.reader = Reader(self)
         self.writer = Writer(self)
         self.sessions: dict[int, Session] = {}
         self._parse_cache: dict = {}
-        #: (statement text, catalog_version) -> plan, for parameterless SELECTs
-        self._plan_cache: dict = {}
+        #: bumped before and after every plan that changes the catalog (``Plan.changes_catalog``)
         self.catalog_version = 0
-        #: id(plan) -> (plan, optimized expression)
-        self._optimized: dict = {}
-        from mzlite.introspection import Introspection
+        self.plans = PlanCache()
+        #: the running SUBSCRIBEs
+        self.subscriptions = Subscriptions()
         self.introspection = Introspection(self)
         self._closed = False
         self._sessions_lock = threading.Lock()
@@ -187,7 +200,6 @@ class Database:
     # -------------------------------------------------------------- sessions
     def connect(self):
         """A new connection (session) on this database; ``InterfaceError`` once it is closed."""
-        from mzlite.connection import Connection
         with self._sessions_lock:
             if self._closed:
                 raise E.InterfaceError("the database is closed: its last connection was closed")
@@ -195,8 +207,14 @@ class Database:
             self.sessions[session.conn_id] = session
         return Connection(self, session)
 
-    def _session_closed(self, session) -> None:
-        from mzlite.subscribe import close_session
+    @property
+    def closed(self) -> bool:
+        """True once the database closed (with its last connection, or ``close()``)."""
+        return self._closed
+
+    def session_closed(self, session) -> None:
+        """A connection closed ``session``: its cursors and subscriptions end; the database
+        closes with its last session."""
         close_session(self, session)
         with self._sessions_lock:
             self.sessions.pop(session.conn_id, None)
@@ -205,12 +223,14 @@ class Database:
             self.close()
 
     def close(self) -> None:
+        """Shut the database down (idempotent): subscriptions end, the replica stops, and a
+        named database leaves the registry."""
         with self._sessions_lock:
             if self._closed:
                 return
             self._closed = True
+        _forget(self)
         self._tick_event.set()
-        from mzlite.subscribe import end_all
         end_all(self, E.InterfaceError("subscribe has been terminated because the database was closed"))
         self.controller.shutdown()
         self.replica.shutdown()
@@ -249,8 +269,7 @@ class Database:
     def _fold_steps(self) -> None:
         """One step of every storage fold in progress (``StorageCollection.fold_step``),
         unless a runtime is in a bulk busy period (see ``tick``)."""
-        from compute.replica.driver import BULK_GC
-        if not BULK_GC.active:
+        if not self.replica.busy:
             self.storage.fold_steps()
 
     def tick(self) -> None:
@@ -262,8 +281,7 @@ class Database:
         # of the GIL); while a runtime is in a bulk busy period (a hydration) that waits for
         # a later tick, off the critical path of the work a session is waiting for (and of
         # its peak memory).  Since advances regardless.
-        from compute.replica.driver import BULK_GC
-        fold = not BULK_GC.active
+        fold = not self.replica.busy
         for gid, coll in list(self.storage.collections.items()):
             if coll.upper is None or coll.since is None:
                 continue
@@ -276,14 +294,14 @@ class Database:
 
     # -------------------------------------------------------------- statements
     def execute_sql(self, session: Session, sql: str, params) -> Result:
+        """Run ``sql`` (one or more statements) with ``params`` for ``session``; the last result."""
         return self._assisting_writes(lambda: self._execute_sql(session, sql, params))
 
     def _assisting_writes(self, run):
         """``run()``; if it committed a write, the session then helps propagate it
         (``ComputeController.assist_after_write``), outside the statement lock."""
-        from compute.replica.driver import deferred_wakes
         commits = self.storage.commits
-        with deferred_wakes():  # the runtimes' threads stay parked while this thread assists
+        with self.replica.deferred_wakes():  # the runtimes' threads stay parked while this thread assists
             try:
                 return run()
             finally:
@@ -291,7 +309,6 @@ class Database:
                     self.controller.assist_after_write()
 
     def _execute_sql(self, session: Session, sql: str, params) -> Result:
-        from sql.parse import parse_statements
         if not isinstance(sql, str):
             raise E.ProgrammingError("the query must be a string")
         # PostgreSQL text parses without the catalog: do it before taking the statement lock,
@@ -303,100 +320,55 @@ class Database:
                 parsed = self._parse(sql, session)
             except Exception:
                 parsed = None
-        with self._statement_lock(session):
-            stmts = parsed if parsed is not None else self._guard(session, lambda: self._parse(sql, session))
+        with self.statement_lock(session):
+            stmts = parsed if parsed is not None else self.guard(session, lambda: self._parse(sql, session))
             if params:
-                self._guard(session, lambda: _check_parameter_count(stmts, len(params)))
+                self.guard(session, lambda: _check_parameter_count(stmts, len(params)))
             result = Result("EMPTY QUERY", None)
-            if params and len(stmts) == 1 and stmts[0].kind in ("insert", "update", "delete"):
-                one = [tuple(params)]
-                bulk = self._bulk_insert if stmts[0].kind == "insert" else self._bulk_modify
-                fast = self._guard(session, lambda: bulk(session, stmts[0], one), stmts[0])
+            if params and len(stmts) == 1 and stmts[0].kind in ("update", "delete"):
+                fast = self.guard(session, lambda: sequencer.modify_fast(self, session, stmts[0], [tuple(params)]),
+                                  stmts[0])
                 if fast is not None:
                     return fast
             for stmt in stmts:
-                result = self._guard(session, lambda: self._execute_statement(session, stmt, params), stmt)
+                result = self.guard(session, lambda: self._execute_statement(session, stmt, params), stmt)
             return result
 
     def execute_many(self, session: Session, sql: str, seq_of_params) -> Result:
+        """Run the one statement ``sql`` once per parameter set (``mzlite.sequencer.sequence_many``)."""
         return self._assisting_writes(lambda: self._execute_many(session, sql, seq_of_params))
 
     def _execute_many(self, session: Session, sql: str, seq_of_params) -> Result:
-        from planner import plan_statement
-        from planner.plans import InsertPlan
-        from sql.parse import parse_statements
-        with self._statement_lock(session):
-            stmts = self._guard(session, lambda: self._parse(sql, session))
+        with self.statement_lock(session):
+            stmts = self.guard(session, lambda: self._parse(sql, session))
             if len(stmts) != 1:
                 raise E.ProgrammingError("executemany takes exactly one statement")
             stmt = stmts[0]
             param_sets = seq_of_params if type(seq_of_params) is list and set(map(type, seq_of_params)) == {tuple} \
                 else [tuple(p) for p in seq_of_params]
             for n in sorted(set(map(len, param_sets))):  # one check per distinct width
-                self._guard(session, lambda: _check_parameter_count(stmts, n))
+                self.guard(session, lambda: _check_parameter_count(stmts, n))
             if not param_sets:
                 return Result("INSERT 0 0" if stmt.kind == "insert" else "OK", None, rowcount=0)
-            fast = self._guard(session, lambda: self._bulk_insert(session, stmt, param_sets), stmt)
-            if fast is not None:
-                return fast
-            fast = self._guard(session, lambda: self._bulk_modify(session, stmt, param_sets), stmt)
-            if fast is not None:
-                return fast
-            plans = self._guard(session, lambda: [plan_statement(stmt, self.catalog, p) for p in param_sets], stmt)
-            if all(isinstance(p, InsertPlan) for p in plans):
-                n = self._guard(session, lambda: self.writer.insert_many(session, plans), stmt)
-                return Result(f"INSERT 0 {n}", None, rowcount=n)
-            from planner.plans import DeletePlan, UpdatePlan
-            if all(isinstance(p, (UpdatePlan, DeletePlan)) for p in plans):
-                n = self._guard(session, lambda: self.writer.modify_many(session, plans), stmt)
-                if n is not None:
-                    tag = "UPDATE" if isinstance(plans[0], UpdatePlan) else "DELETE"
-                    return Result(f"{tag} {n}", None, rowcount=n)
-            total = 0
-            result = Result("OK", None)
-            for p in plans:
-                self._guard(session, lambda: self._check_canceled(session), stmt)
-                result = self._guard(session, lambda: self._execute_plan(session, p, stmt), stmt)
-                total += max(result.rowcount, 0)
-            result.rowcount = total
-            return result
+            return self.guard(session, lambda: self._sequence_many(session, stmt, param_sets), stmt)
 
-    def _bulk_insert(self, session, stmt, param_sets) -> Optional[Result]:
-        """The fast path for many parameter sets of a plain parameterised INSERT (see
-        ``mzlite.bulk``); ``None`` when the general path must run."""
-        from mzlite.bulk import plan_bulk_insert
-        if stmt.kind != "insert":
-            return None
-        txn = session.txn
-        if txn is not None and txn.failed:
-            return None
-        shape = plan_bulk_insert(self.catalog, stmt)
-        if shape is None:
-            return None
-        item, build = shape
-        rows = build(param_sets)
-        if rows is None:
-            return None
-        not_null = [i for i, c in enumerate(item.columns) if not c.nullable]
-        for i in not_null:
-            if None in map(itemgetter(i), rows):  # one C-level pass a column
-                raise E.error_for(E.NOT_NULL_VIOLATION,
-                                  f'null value in column "{item.columns[i].name}" of relation "{item.name}" '
-                                  f'violates not-null constraint')
-        # each row once with its count: distinct rows (the common case) in one C-level
-        # pass, no (row, 1) pair per row; storage keeps the dict as the write's log entry
-        counts = dict.fromkeys(rows, 1)
-        if len(counts) != len(rows):
-            counts = dict(collections.Counter(rows))
-        self.writer._apply(session, {item.id: counts}, consolidated=True)
-        # No gc.freeze() after a bulk load: frozen objects leave the collector's long-lived
-        # count near zero, so every tenth gen-1 collection became a full one, each walking
-        # the structures the next index build was filling (30 full collections, 1.6 s of a
-        # 1M-row index build, against 9 without the freeze).
-        return Result(f"INSERT 0 {len(rows)}", None, rowcount=len(rows))
+    def _sequence_many(self, session, stmt, param_sets) -> Result:
+        self._check_transaction_not_failed(session, stmt)
+        return sequencer.sequence_many(self, session, stmt, param_sets)
+
+    def subscribe(self, session: Session, sql: str, *, max_buffered: Optional[int] = None) -> Subscription:
+        """Parse, plan and start the one SUBSCRIBE statement ``sql`` (``Connection.subscribe``)."""
+        with self.statement_lock(session):
+            stmts = self.guard(session, lambda: self._parse(sql))
+            if len(stmts) != 1 or stmts[0].kind != "subscribe":
+                raise E.ProgrammingError("subscribe() takes one query or object name")
+            stmt = stmts[0]
+            plan = self.guard(session, lambda: plan_statement(stmt, self.catalog, ()), stmt)
+            return self.guard(session, lambda: start_subscription(self, session, plan, max_buffered=max_buffered),
+                              stmt)
 
     @contextlib.contextmanager
-    def _statement_lock(self, session):
+    def statement_lock(self, session):
         """Hold ``self.lock`` for one API call (``execute_sql``/``execute_many``).  The call
         first clears the session's cancel flag, so an interrupt cancels the call running when
         it arrives, never a later one; then waiting for the lock is itself interruptible (57014)
@@ -404,60 +376,38 @@ class Database:
         statement instead: an interrupt between a script's statements was lost."""
         session.cancel_requested = False
         while not self.lock.acquire(timeout=LOCK_POLL_SECONDS):
-            self._check_canceled(session)
+            self.check_canceled(session)
         try:
             yield
         finally:
             self.lock.release()
 
     @staticmethod
-    def _check_canceled(session) -> None:
+    def check_canceled(session) -> None:
         """Raise 57014 when the session's running call was interrupted."""
         if session.cancel_requested:
             raise E.QueryCanceled("canceling statement due to user request", sqlstate=E.QUERY_CANCELED)
 
-    def _bulk_modify(self, session, stmt, param_sets) -> Optional[Result]:
-        """executemany of an UPDATE/DELETE keyed by an index: one read, one write."""
-        from mzlite.bulk import plan_bulk_modify
-        txn = session.txn
-        if txn is not None and (txn.explicit or txn.failed):
-            return None
-        out = plan_bulk_modify(self, stmt, param_sets)
-        if out is None:
-            return None
-        plan, updates, matched = out
-        from planner.plans import UpdatePlan
-        if isinstance(plan, UpdatePlan):
-            self.writer._check_not_null(plan, [r for r, d in updates if d > 0])
-        self.writer._apply(session, {plan.table_id: updates}, consolidated=True)
-        tag = "UPDATE" if isinstance(plan, UpdatePlan) else "DELETE"
-        return Result(f"{tag} {matched}", None, rowcount=matched)
-
     def _parse(self, sql: str, session=None):
-        from sql.parse import parse_statements
         dialect = session.vars["sql_dialect"] if session is not None else "postgres"
         # a translation may read the catalog (``* EXCLUDE``): it is valid for one catalog version
         key = sql if dialect == "postgres" else (dialect, sql, self.catalog_version)
         cached = self._parse_cache.get(key)
         if cached is None:
-            cached = parse_statements(sql) if dialect == "postgres" else self._parse_dialect(sql, dialect)
+            # other dialects (mzlite.dialect) enter here, the one place text is parsed
+            cached = parse_statements(sql) if dialect == "postgres" else parse_in_dialect(self.catalog, sql, dialect)
             if len(self._parse_cache) > 512:
                 self._parse_cache.clear()
             self._parse_cache[key] = cached
         return cached
 
-    # ---- other dialects (mzlite.dialect) enter here, the one place text is parsed
-    def _parse_dialect(self, sql: str, dialect: str):
-        from mzlite.dialect import parse_in_dialect
-        return parse_in_dialect(self.catalog, sql, dialect)
-    # ---- end
-
-    def _guard(self, session, fn, stmt=None):
+    def guard(self, session, fn, stmt=None):
         """Run ``fn`` converting every failure into an ``mzlite.Error`` (an escaping Python
-        exception is a bug: it becomes an InternalError naming itself)."""
+        exception is a bug: it becomes an InternalError naming itself); a failure fails the
+        session's explicit transaction (unless ``stmt`` ends it)."""
         try:
             return fn()
-        except E.Error as e:
+        except E.Error:
             # positions are already into the whole text (``Statement.position``)
             self._fail_transaction(session, stmt)
             raise
@@ -476,39 +426,28 @@ class Database:
         if txn is not None and txn.explicit and (stmt is None or stmt.kind not in ("commit", "rollback")):
             txn.failed = True
 
-    def _execute_statement(self, session: Session, stmt, params) -> Result:
-        from planner import plan_statement
-        self._check_canceled(session)
+    @staticmethod
+    def _check_transaction_not_failed(session, stmt) -> None:
         txn = session.txn
         if txn is not None and txn.failed and stmt.kind not in ("commit", "rollback"):
             raise E.error_for(E.IN_FAILED_SQL_TRANSACTION,
                               "current transaction is aborted, commands ignored until end of transaction block")
-        if not params and stmt.kind == "select":
-            key = (stmt.text, self.catalog_version)
-            plan = self._plan_cache.get(key)
-            if plan is None:
-                plan = plan_statement(stmt, self.catalog, ())
-                if len(self._plan_cache) > 256:
-                    self._plan_cache.clear()
-                self._plan_cache[key] = plan
-        else:
-            plan = plan_statement(stmt, self.catalog, tuple(params) if params is not None else ())
-        return self._execute_plan(session, plan, stmt)
 
-    def _execute_plan(self, session: Session, plan, stmt) -> Result:
-        from mzlite import ddl, show
-        name = type(plan).__name__
-        handler = _HANDLERS.get(name)
-        if handler is None:
-            raise E.NotSupportedError(f"{name} is not supported yet")
-        if name.startswith(("Create", "Drop", "AlterSystem")):
-            # plans cached against the old catalog (and their index choices) are stale
-            self.catalog_version += 1
-            try:
-                return handler(self, session, plan, stmt)
-            finally:
-                self.catalog_version += 1
-        return handler(self, session, plan, stmt)
+    def _execute_statement(self, session: Session, stmt, params) -> Result:
+        self.check_canceled(session)
+        self._check_transaction_not_failed(session, stmt)
+        params = tuple(params) if params is not None else ()
+        return sequencer.sequence(self, session, self.plan(stmt, params), stmt, [params])
+
+    def plan(self, stmt, params: tuple):
+        """The plan of ``stmt`` with ``params``: a SELECT without parameters from the plan
+        cache; an INSERT in its parameterised form where it has one (``mzlite.bulk.plan_for``)."""
+        if stmt.kind == "select" and not params:
+            return self.plans.get(("select", stmt.text, self.catalog_version),
+                                  lambda: plan_statement(stmt, self.catalog, ()))
+        if stmt.kind == "insert":
+            return bulk.plan_for(self, stmt, params)
+        return plan_statement(stmt, self.catalog, params)
 
 
 def _check_parameter_count(stmts, given: int) -> None:
@@ -521,190 +460,85 @@ def _check_parameter_count(stmts, given: int) -> None:
                                  f"were given", sqlstate="08P01")
 
 
-def _select(db: Database, session, plan, stmt) -> Result:
-    from mzlite.show import literal_timestamp
-    from planner.optimize import optimize
-    txn = session.txn
-    if txn is not None and txn.explicit:
-        if txn.kind == "write":
-            raise E.error_for(E.INVALID_TRANSACTION_STATE,
-                              "transaction in write-only mode: reads cannot follow writes in a transaction")
-        txn.kind = "read"
-    as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
-    system = [gid for gid in plan.depends_on if gid.is_system()]
-    if system:
-        db.introspection.refresh(system)
-    expr = db._optimized.get(id(plan))
-    if expr is None or expr[0] is not plan:
-        expr = (plan, optimize(plan.expr))
-        if len(db._optimized) > 256:
-            db._optimized.clear()
-        db._optimized[id(plan)] = expr
-    expr = expr[1]
-    rows, _ = db.reader.read(session, expr, plan.finishing, as_of=as_of, at_least=plan.as_of_at_least,
-                             release_lock=True)
-    from sql.types import display_name
-    result = Result(f"SELECT {len(rows)}", [(n, display_name(t)) for n, t in plan.columns], rows, len(rows))
-    from planner.output_typmods import output_typmods  # cursor.description's sizes, computed when read
-    result.typmods = lambda: output_typmods(plan.expr, plan.finishing.project, db.catalog)
-    return result
-
-
-def _insert(db, session, plan, stmt) -> Result:
-    n, rows = db.writer.insert(session, plan)
-    if plan.returning:
-        from expr.compile import compile_scalar
-        from sql.types import display_name
-        fns = [compile_scalar(e) for e in plan.returning]
-        out = [tuple(f(r) for f in fns) for r in rows]
-        return Result(f"INSERT 0 {n}", [(c, display_name(t)) for c, t in plan.returning_columns], out, n)
-    return Result(f"INSERT 0 {n}", None, rowcount=n)
-
-
-def _no_read_then_write_in_transaction(session, what: str) -> None:
-    """Materialize's write transactions are insert-only: an UPDATE or DELETE reads the table
-    and would apply its retractions at COMMIT against rows another connection may have changed
-    meanwhile (a lost update that corrupts the table), so it is refused, 25001."""
-    if session.in_transaction():
-        raise E.error_for(E.ACTIVE_SQL_TRANSACTION, f"{what} cannot be run inside a transaction block")
-
-
-def _update(db, session, plan, stmt) -> Result:
-    _no_read_then_write_in_transaction(session, "UPDATE")
-    n = db.writer.update(session, plan)
-    return Result(f"UPDATE {n}", None, rowcount=n)
-
-
-def _delete(db, session, plan, stmt) -> Result:
-    _no_read_then_write_in_transaction(session, "DELETE")
-    n = db.writer.delete(session, plan)
-    return Result(f"DELETE {n}", None, rowcount=n)
-
-
-def _transaction(db, session, plan, stmt) -> Result:
-    action = plan.action
-    if action == "begin":
-        if session.in_transaction():
-            # PostgreSQL warns and carries on
-            return Result("BEGIN", None)
-        session.txn = Transaction(explicit=True)
-        return Result("BEGIN", None)
-    from mzlite.subscribe import close_portals
-    close_portals(session)  # COMMIT and ROLLBACK close the transaction's cursors
-    if action == "commit":
-        failed = session.txn is not None and session.txn.failed
-        db.writer.commit(session)
-        return Result("ROLLBACK" if failed else "COMMIT", None)
-    session.txn = None
-    return Result("ROLLBACK", None)
-
-
-def _set_var(db, session, plan, stmt) -> Result:
-    session.set_var(plan.name, plan.value)
-    return Result("SET", None)
-
-
-def _reset_var(db, session, plan, stmt) -> Result:
-    if plan.name.lower() == "all":
-        for n in list(session.vars):
-            session.set_var(n, None)
-    else:
-        session.set_var(plan.name, None)
-    return Result("RESET", None)
-
-
-def _show_var(db, session, plan, stmt) -> Result:
-    if plan.name.lower() == "all":
-        rows = session.all_vars()
-        return Result(f"SELECT {len(rows)}", [("name", "text"), ("setting", "text"), ("description", "text")],
-                      rows, len(rows))
-    value = session.show_var(plan.name)
-    return Result("SELECT 1", [(plan.name.lower(), "text")], [(value,)], 1)
-
-
-def _alter_system(db, session, plan, stmt) -> Result:
-    from mzlite import ddl
-    ddl.alter_system_set(db, plan.name, plan.value)
-    return Result("ALTER SYSTEM", None)
-
-
-def _handlers():
-    from mzlite import ddl, show, subscribe, temporal
-    return {
-        "SubscribePlan": subscribe.subscribe,
-        "DeclarePlan": subscribe.declare,
-        "FetchPlan": subscribe.fetch,
-        "ClosePlan": subscribe.close_cursor,
-        "SelectPlan": _select,
-        "InsertPlan": _insert,
-        "UpdatePlan": _update,
-        "DeletePlan": _delete,
-        "TransactionPlan": _transaction,
-        "SetVariablePlan": _set_var,
-        "ResetVariablePlan": _reset_var,
-        "ShowVariablePlan": _show_var,
-        "AlterSystemSetPlan": _alter_system,
-        "CreateTablePlan": ddl.create_table,
-        "CreateViewPlan": subscribe.ending_dropped(temporal.checked(ddl.create_view)),
-        "CreateIndexPlan": temporal.checked(ddl.create_index),
-        "DropPlan": subscribe.ending_dropped(ddl.drop),
-        "ShowObjectsPlan": show.show_objects,
-        "ShowCreatePlan": show.show_create,
-        "ExplainPlan": show.explain,
-    }
-
-
-class _LazyHandlers(dict):
-    def get(self, key, default=None):
-        if not self:
-            self.update(_handlers())
-        return super().get(key, default)
-
-
-_HANDLERS = _LazyHandlers()
-
-
 def _restart_replica(self: Database) -> None:
     """Replace the replica (e.g. after ``enable_compute_interactive_runtime`` changed) and
     rehydrate every index and materialized view on the new one, as a restarted replica
     would be rehydrated by its controller.  Materialized views' outputs are rebuilt from
     scratch at a fresh ``as_of``: reads of them wait until the new dataflow catches up."""
-    from expr.relation import Get
-    from planner.lower import build_index_dataflow, build_materialized_view_dataflow
-    from planner.optimize import optimize
     self.controller.shutdown()
-    self.replica.shutdown()
-    self.replica = Replica(self.storage.collections,
-                           interactive=bool(self.system["enable_compute_interactive_runtime"]))
-    self.controller = ComputeController(self.replica.mux, self.system["compaction_window_ms"])
+    old = self.replica
+    # the new replica first: the scheduling baseline is never released in between
+    self.replica = ReplicaClient.start(self.storage.collections,
+                                       interactive=bool(self.system["enable_compute_interactive_runtime"]))
+    old.shutdown()
+    self.controller = ComputeController(self.replica, self.system["compaction_window_ms"])
     for item in self.catalog.items():
         if item.kind == "materialized_view":
-            expr = optimize(item.expr)
             self.storage.drop(item.id)
-            t = self.oracle.read_ts()
-            self.storage.advance_tables(t + 1)
-            desc = build_materialized_view_dataflow(expr, id=item.id, as_of=t, catalog=self.lowering,
-                                                    optimize_plan=False, debug_name=f"materialized view {item.name}")
-            as_of = max([t] + [s for s in (self.reader.since_of(i) for i in desc.import_ids()) if s is not None])
-            if as_of != t:
-                desc = build_materialized_view_dataflow(expr, id=item.id, as_of=as_of, catalog=self.lowering,
-                                                        optimize_plan=False,
-                                                        debug_name=f"materialized view {item.name}")
-            self.storage.create_output(item.id, item.arity(), as_of)
-            self.controller.create_dataflow(desc)
+            create_materialized_view_dataflow(self, item.id, item.name, item.expr, item.arity())
         elif item.kind == "index":
-            on = self.catalog.get(item.on_id)
-            t = self.oracle.read_ts()
-            self.storage.advance_tables(t + 1)
-            desc = build_index_dataflow(item.on_id, index_id=item.id, key=tuple(item.key), arity=on.arity(),
-                                        as_of=t, catalog=self.lowering, debug_name=f"index {item.name}")
-            as_of = max([t] + [s for s in (self.reader.since_of(i) for i in desc.import_ids()) if s is not None])
-            if as_of != t:
-                desc = build_index_dataflow(item.on_id, index_id=item.id, key=tuple(item.key), arity=on.arity(),
-                                            as_of=as_of, catalog=self.lowering, debug_name=f"index {item.name}")
-            self.controller.create_dataflow(desc)
-    from mzlite.subscribe import resume_all
+            create_index_dataflow(self, item)
     resume_all(self)  # running SUBSCRIBEs continue on the new replica from their frontiers
 
 
 Database.restart_replica = _restart_replica
+
+
+# ---------------------------------------------------------------- finding the database
+
+MEMORY = ":memory:"
+#: name -> the named in-memory database of that name (``open_database``)
+_named: dict = {}
+_named_lock = threading.RLock()  # reentrant: a close inside open_database (tests force one) forgets
+
+
+def open_database(database: Optional[str], *, system_parameters: Optional[Mapping[str, Any]] = None,
+                  clock: Optional[Callable[[], int]] = None) -> Connection:
+    """A connection to the database ``database`` names: ``None``, ``""`` or ``":memory:"``
+    is a new private in-memory database; ``":memory:NAME"`` is the named in-memory database
+    NAME, created by its first connection and shared by later ones until its last connection
+    closes (DuckDB's spelling).  Anything else is a data directory: ``NotSupportedError``.
+
+    ``system_parameters`` and ``clock`` configure a database when it is created; given again
+    for an existing named database they must agree with it (``ProgrammingError`` otherwise;
+    use ``ALTER SYSTEM SET`` to change a running database)."""
+    if database is not None and not isinstance(database, (str, os.PathLike)):
+        raise E.ProgrammingError(f"database must be a string, not {type(database).__name__}")
+    name = os.fspath(database) if database is not None else MEMORY
+    if name in ("", MEMORY):
+        return Database(None, system_parameters=system_parameters, clock=clock).connect()
+    if not name.startswith(MEMORY):
+        raise E.NotSupportedError(
+            f"durable databases (data directory {name!r}) are not supported yet; use connect() or "
+            f"connect(':memory:NAME') for an in-memory database", sqlstate=E.FEATURE_NOT_SUPPORTED)
+    with _named_lock:
+        db = _named.get(name)
+        if db is not None and not db.closed:
+            _check_same_configuration(db, name, system_parameters, clock)
+            try:
+                return db.connect()
+            except InterfaceError:  # its last connection closed it just now
+                pass
+        db = Database(None, system_parameters=system_parameters, clock=clock)
+        _named[name] = db
+        return db.connect()
+
+
+def _forget(db) -> None:
+    """Drop a closed database from the registry, so its memory goes with it."""
+    with _named_lock:
+        for name in [n for n, d in _named.items() if d is db]:
+            del _named[name]
+
+
+def _check_same_configuration(db, name: str, system_parameters, clock) -> None:
+    if clock is not None and clock is not db.oracle.clock:
+        raise E.ProgrammingError(f"database {name!r} is already open with another clock")
+    if system_parameters:
+        wanted = SystemParameters(system_parameters)
+        for key in system_parameters:
+            k = key.lower()
+            if wanted[k] != db.system[k]:
+                raise E.ProgrammingError(
+                    f"database {name!r} is already open with {k} = {db.system.show(k)}; use ALTER SYSTEM SET "
+                    f"to change it")

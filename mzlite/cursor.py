@@ -14,9 +14,11 @@ how SUBSCRIBE streams (``mzlite.subscribe``: a SUBSCRIBE's result carries a ``st
 """
 from __future__ import annotations
 
+from itertools import chain
 import threading
 from typing import Any, Iterable, Optional, Sequence
 
+from mzlite.types import EXACT_TYPES, check_parameters, column_sizes, python_value
 from sql.errors import InterfaceError, ProgrammingError
 
 
@@ -73,13 +75,12 @@ class Cursor:
 
         Parameters may be ``None``, ``bool``, ``int``, ``float``, ``Decimal`` or ``str``;
         anything else is a ``ProgrammingError`` naming its type."""
-        from mzlite.types import check_parameters
         with self._lock:
             self._check_open()
             params = None if params is None else check_parameters(params)
             self._drop_stream()
             self._result = None
-            self._result = self.connection._execute(sql, params)
+            self._result = self._database().execute_sql(self.connection.session, sql, params)
             self._pos = 0
             self._convert_values()
             return self
@@ -99,7 +100,6 @@ class Cursor:
         r = self._result
         if r is None or r.columns is None or r.stream is not None or not r.rows:
             return
-        from mzlite.types import python_value
         convs = {}
         for i, (_, t) in enumerate(r.columns):
             if t == "interval" and self.intervals_as_timedelta:
@@ -122,7 +122,6 @@ class Cursor:
     def executemany(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> "Cursor":
         """Run one statement for each parameter sequence; ``rowcount`` is the total affected.
         A plain INSERT's rows are written together, at one timestamp."""
-        from mzlite.types import check_parameters
         with self._lock:
             self._check_open()
             if isinstance(seq_of_params, (str, bytes)):
@@ -130,7 +129,7 @@ class Cursor:
             param_sets = _checked_parameter_sets(seq_of_params, check_parameters)
             self._drop_stream()
             self._result = None
-            self._result = self.connection._executemany(sql, param_sets)
+            self._result = self._database().execute_many(self.connection.session, sql, param_sets)
             self._pos = 0
             self._convert_values()
             return self
@@ -143,7 +142,7 @@ class Cursor:
                 raise ProgrammingError(f"the script must be a string, not {type(sql).__name__}")
             self._drop_stream()
             self._result = None
-            self._result = self.connection._execute(sql, None)
+            self._result = self._database().execute_sql(self.connection.session, sql, None)
             self._pos = 0
             self._convert_values()
             return self
@@ -157,7 +156,6 @@ class Cursor:
             return None
         if callable(r.typmods):
             r.typmods = r.typmods()
-        from mzlite.types import column_sizes
         mods = r.typmods or ()
         return [Column(name, typ, *column_sizes(typ, mods[i] if i < len(mods) else None))
                 for i, (name, typ) in enumerate(r.columns)]
@@ -261,7 +259,14 @@ class Cursor:
     def _check_open(self) -> None:
         if self._closed:
             raise InterfaceError("cursor already closed")
-        self.connection._check_open()
+        if self.connection.closed:
+            raise InterfaceError("connection already closed")
+
+    def _database(self):
+        """The database this cursor's connection runs on (``InterfaceError`` once it is closed)."""
+        if self.connection.closed:
+            raise InterfaceError("connection already closed")
+        return self.connection.database
 
     def __enter__(self):
         return self
@@ -279,9 +284,6 @@ def _checked_parameter_sets(seq_of_params, check_parameters) -> list:
     """``[check_parameters(p) for p in seq_of_params]``, with the common case (a list of
     plain tuples of plain values) checked by two C-level passes instead of a call per set."""
     if type(seq_of_params) is list and set(map(type, seq_of_params)) == {tuple}:
-        from itertools import chain
-
-        from mzlite.types import _EXACT
-        if _EXACT.issuperset(map(type, chain.from_iterable(seq_of_params))):
+        if EXACT_TYPES.issuperset(map(type, chain.from_iterable(seq_of_params))):
             return seq_of_params
     return [check_parameters(p) for p in seq_of_params]

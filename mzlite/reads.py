@@ -1,9 +1,12 @@
-"""Reads: choosing a read timestamp, holding inputs at it, and peeking.
+"""Reads: choosing a read timestamp (and a new dataflow's ``as_of``), holding inputs at it,
+and peeking; the SELECT handler.
 
-Owns the path of a one-shot read from an optimized relational expression to rows: the
-timestamp choice (``transaction_isolation``, ``AS OF``), the read holds that keep
-compaction from passing a read in progress, peek planning (constant, fast path off an
-existing index, or a transient peek dataflow) and the conversion of the response.
+Owns the path of a one-shot read from a plan to rows: the timestamp choice
+(``transaction_isolation``, ``AS OF``; ``literal_timestamp``), the as-of rule of every new
+long-lived dataflow (``Reader.dataflow_as_of``, the one place it is written), the read
+holds that keep compaction from passing a read in progress, peek planning (constant, fast
+path off an existing index, or a transient peek dataflow), the conversion of the response
+(``Reader.rows_of``), and the optimized expressions of cached SELECT plans.
 Invariants: a read at ``t`` holds every collection it reads at ``t`` from before the
 timestamp is checked until the response arrives; a peek dataflow is dropped after its
 one peek, whatever the outcome; strict serializable reads see every committed write.
@@ -15,15 +18,51 @@ from __future__ import annotations
 from typing import Optional
 
 from compute import protocol as P
+from expr.compile import evaluate_constant
 from expr.finishing import finish
 from expr.mfp import MapFilterProject
-from expr.relation import depends_on
+from mzlite.cursor import Result
 from planner.lower import build_peek_dataflow, resolve_imports
+from planner.optimize import optimize
+from planner.output_typmods import output_typmods
 from planner.peek import ConstantPeek, FastPathPeek, SlowPathPeek, plan_peek
 from repr.errors import EvalError
 from repr.ids import GlobalId
 from repr.timestamp import MAX
 from sql import errors as E
+from sql.types import display_name
+
+
+def literal_timestamp(expr) -> int:
+    """The value of an ``AS OF`` / ``UP TO`` expression (a constant) as a timestamp."""
+    try:
+        v = evaluate_constant(expr)
+    except EvalError as e:
+        raise E.error_for(e.sqlstate, e.message)
+    except Exception:
+        raise E.error_for(E.FEATURE_NOT_SUPPORTED, "AS OF must be a constant expression")
+    try:
+        t = int(v)
+    except (TypeError, ValueError):
+        raise E.error_for(E.DATATYPE_MISMATCH, f"AS OF must be a timestamp, not {v!r}")
+    if t < 0 or t > MAX:
+        raise E.error_for(E.NUMERIC_VALUE_OUT_OF_RANGE, f"timestamp out of range: {t}")
+    return t
+
+
+def select(db, session, plan, stmt, params) -> Result:
+    """The sequencer's handler of a ``SelectPlan`` (and a ``DECLARE``'s query)."""
+    session.note_read()
+    as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
+    system = [gid for gid in plan.depends_on if gid.is_system()]
+    if system:
+        db.introspection.refresh(system)
+    rows, _ = db.reader.read(session, db.reader.optimized(plan), plan.finishing, as_of=as_of,
+                             at_least=plan.as_of_at_least, release_lock=True)
+    result = Result(f"SELECT {len(rows)}", [(n, display_name(t)) for n, t in plan.columns], rows, len(rows))
+    # cursor.description's sizes, computed when it is read
+    result.typmods = lambda: output_typmods(plan.expr, plan.finishing.project, db.catalog)
+    return result
 
 
 def expand(rows) -> list[tuple]:
@@ -55,6 +94,18 @@ class Reader:
 
     def __init__(self, db):
         self.db = db
+        #: id(plan) -> (plan, its optimized expression), for the cached plans SELECTs reuse
+        self._optimized: dict = {}
+
+    def optimized(self, plan):
+        """``optimize(plan.expr)``, computed once per plan object."""
+        entry = self._optimized.get(id(plan))
+        if entry is None or entry[0] is not plan:
+            entry = (plan, optimize(plan.expr))
+            if len(self._optimized) > 256:
+                self._optimized.clear()
+            self._optimized[id(plan)] = entry
+        return entry[1]
 
     # -------------------------------------------------------------- timestamps
     def input_ids(self, expr) -> set[GlobalId]:
@@ -76,7 +127,6 @@ class Reader:
 
     def choose_timestamp(self, session, ids, as_of: Optional[int] = None, at_least: bool = False) -> int:
         """The read timestamp for a read of ``ids`` by ``session``."""
-        db = self.db
         sinces = [self.since_of(i) for i in ids]
         if any(s is None for s in sinces):
             raise E.error_for("XX000", "a read input has been dropped")
@@ -100,9 +150,32 @@ class Reader:
             t = (min(finite) - 1) if finite else MAX
             if t >= max_since:
                 return t
-        t = db.oracle.read_ts()
-        db.storage.advance_tables(t + 1)
-        return max(t, max_since)
+        return self._now_or_since(max_since)
+
+    def _now_or_since(self, since: int) -> int:
+        """The oracle's read timestamp, every table's upper first advanced past it (so a read
+        or a dataflow there is answerable at once), or ``since`` when that is later."""
+        t = self.db.oracle.read_ts()
+        self.db.storage.advance_tables(t + 1)
+        return max(t, since)
+
+    def dataflow_as_of(self, ids, session=None, as_of: Optional[int] = None, at_least: bool = False) -> int:
+        """The ``as_of`` of a new dataflow reading ``ids``: an index, a materialized view (also
+        when a restarted replica rebuilds one) or a SUBSCRIBE.  The rule, as it is today:
+
+        * a SUBSCRIBE (``session`` given) is a read of its session: its as_of is the read
+          timestamp ``choose_timestamp`` picks (``AS OF [AT LEAST]``, the transaction's read
+          timestamp, the isolation level; by default the oracle's, as below);
+        * an index or a materialized view: the oracle's read timestamp, every table's upper
+          first advanced past it, or the latest ``since`` of the inputs when that is later
+          (nothing earlier is readable; a dropped input, since None, is skipped).  A dataflow
+          of constants alone therefore starts at the oracle's read timestamp too, not at 0.
+
+        Hold the inputs at the result before anything else (``hold``): until then the ticker
+        may compact them past it."""
+        if session is not None:
+            return self.choose_timestamp(session, ids, as_of, at_least)
+        return self._now_or_since(max((s for s in map(self.since_of, ids) if s is not None), default=0))
 
     # -------------------------------------------------------------- holds
     def hold(self, ids, t: int):
@@ -158,7 +231,7 @@ class Reader:
                 resp = self._peek_dataflow(session, peek, ts, release_lock)
         finally:
             self.release(holds)
-        return expand(self._rows(resp, session)), ts
+        return expand(self.rows_of(resp, session)), ts
 
     def _timeout(self, session) -> Optional[float]:
         ms = session.vars.get("statement_timeout") or 0
@@ -180,7 +253,8 @@ class Reader:
         finally:
             db.controller.drop_collection(index_id)
 
-    def _rows(self, resp: P.PeekResponse, session):
+    def rows_of(self, resp: P.PeekResponse, session):
+        """The ``(row, count)`` pairs of a peek response; its error or cancelation raised."""
         r = resp.result
         if isinstance(r, P.PeekRows):
             return r.rows

@@ -146,6 +146,33 @@ class Session:
     def in_transaction(self) -> bool:
         return self.txn is not None and self.txn.explicit
 
+    def note_read(self) -> None:
+        """A read (SELECT, SUBSCRIBE) starts: 25006 in an explicit transaction that has written
+        (a transaction is read-only or write-only, as in Materialize); else it is a read one."""
+        self._note("read", "transaction in write-only mode: reads cannot follow writes in a transaction")
+
+    def note_write(self) -> None:
+        """A write joins the explicit transaction: 25006 when it has read; else it is a write one."""
+        self._note("write", "transaction in read-only mode: writes cannot follow reads in a transaction")
+
+    def _note(self, kind: str, refusal: str) -> None:
+        txn = self.txn
+        if txn is not None and txn.explicit:
+            if txn.kind not in (None, kind):
+                raise E.error_for(E.INVALID_TRANSACTION_STATE, refusal)
+            txn.kind = kind
+
+    def refuse_in_transaction(self, plan) -> None:
+        """25001 when ``plan``'s type may not run in this session's transaction (its
+        ``transaction`` rule, ``planner.plans.Plan``): "never" inside a transaction block;
+        "idle" once the transaction has read or written."""
+        rule = plan.transaction
+        txn = self.txn
+        if rule == "any" or txn is None or not txn.explicit:
+            return
+        if rule == "never" or txn.kind is not None or txn.writes:
+            raise E.error_for(E.ACTIVE_SQL_TRANSACTION, f"{plan.tag} cannot be run inside a transaction block")
+
     def set_var(self, name: str, value) -> None:
         name = name.lower()
         if name in SYSTEM_VARS:

@@ -8,35 +8,25 @@ statements never change anything.  Deliberately not here: plan rendering itself
 """
 from __future__ import annotations
 
+import re
+
 from mzlite.cursor import Result
+from mzlite.reads import literal_timestamp
+from planner import explain as X
+from planner.lower import build_peek_dataflow
+from planner.optimize import optimize
+from planner.peek import FastPathPeek, SlowPathPeek, plan_peek
+from planner.plans import CreateIndexPlan, CreateViewPlan, SelectPlan
+from repr.ids import GlobalId
 from sql import errors as E
-
-
-def literal_timestamp(expr) -> int:
-    """The value of an ``AS OF`` expression (a constant) as a timestamp."""
-    from expr.compile import evaluate_constant
-    from repr.errors import EvalError
-    try:
-        v = evaluate_constant(expr)
-    except EvalError as e:
-        raise E.error_for(e.sqlstate, e.message)
-    except Exception:
-        raise E.error_for(E.FEATURE_NOT_SUPPORTED, "AS OF must be a constant expression")
-    try:
-        t = int(v)
-    except (TypeError, ValueError):
-        raise E.error_for(E.DATATYPE_MISMATCH, f"AS OF must be a timestamp, not {v!r}")
-    if t < 0 or t > 18446744073709551615:
-        raise E.error_for(E.NUMERIC_VALUE_OUT_OF_RANGE, f"timestamp out of range: {t}")
-    return t
+from sql.types import format_type
 
 
 def _rows(columns, rows) -> Result:
     return Result(f"SELECT {len(rows)}", [(c, "text") for c in columns], rows, len(rows))
 
 
-def show_objects(db, session, plan, stmt) -> Result:
-    from sql.types import display_name
+def show_objects(db, session, plan, stmt, params) -> Result:
     cat = db.catalog
     kind = plan.kind
     like = plan.like
@@ -44,7 +34,6 @@ def show_objects(db, session, plan, stmt) -> Result:
     def keep(name):
         if like is None:
             return True
-        import re
         pat = "^" + re.escape(like).replace("%", ".*").replace("_", ".") + "$"
         return re.match(pat, name) is not None
 
@@ -68,8 +57,7 @@ def show_objects(db, session, plan, stmt) -> Result:
         # the objects of the current schema (public), as Materialize lists them
         out = [(i.name, i.kind.replace("_", "-"), "") for i in cat.items() if i.id.is_user() and keep(i.name)]
         return _rows(("name", "type", "comment"), out)
-    if kind == "columns":
-        from sql.types import format_type  # with the declared modifier
+    if kind == "columns":  # types with their declared modifiers
         item = cat.get(plan.on)
         out = [(c.name, "true" if c.nullable else "false", format_type(c.type, c.typmod), "")
                for c in item.columns if keep(c.name)]
@@ -87,22 +75,17 @@ def show_objects(db, session, plan, stmt) -> Result:
     raise E.NotSupportedError(f"SHOW {kind} is not supported")
 
 
-def show_create(db, session, plan, stmt) -> Result:
+def show_create(db, session, plan, stmt, params) -> Result:
     item = db.catalog.get(plan.id)
     return _rows(("name", "create_sql"), [(item.name, item.create_sql)])
 
 
-def explain(db, session, plan, stmt) -> Result:
-    from planner import explain as X
-    from planner.lower import build_peek_dataflow
-    from planner.optimize import optimize
-    from planner.peek import FastPathPeek, SlowPathPeek, plan_peek
+def explain(db, session, plan, stmt, params) -> Result:
     inner = plan.plan
-    name = type(inner).__name__
     interactive = bool(db.system["enable_compute_interactive_runtime"])
     if plan.stage == "timestamp":
         return _explain_timestamp(db, session, inner)
-    if name == "SelectPlan":
+    if isinstance(inner, SelectPlan):
         if plan.stage in ("raw", "decorrelated"):
             text = X.explain_expr(inner.expr)
         else:
@@ -114,27 +97,24 @@ def explain(db, session, plan, stmt) -> Result:
                 desc = build_peek_dataflow(peek.expr, view_id=_placeholder(1), index_id=_placeholder(2), as_of=t,
                                            catalog=db.lowering, optimize_plan=False)
             text = X.explain_peek(peek, interactive_enabled=interactive, desc=desc).text
-    elif name == "CreateViewPlan":
+    elif isinstance(inner, CreateViewPlan):
         expr = optimize(inner.expr) if plan.stage not in ("raw", "decorrelated") else inner.expr
         text = X.explain_expr(expr)
         if inner.materialized:
             text += "runtime: maintenance\n"
-    elif name == "CreateIndexPlan":
+    elif isinstance(inner, CreateIndexPlan):
         on = db.catalog.get(inner.on_id)
         text = f"Explained Index: on {on.name} key=[{', '.join(inner.key_sql)}]\nruntime: maintenance\n"
     else:
-        raise E.NotSupportedError(f"EXPLAIN of {name} is not supported")
+        raise E.NotSupportedError(f"EXPLAIN of {type(inner).__name__} is not supported")
     return _rows(("Optimized Plan",), [(text,)])
 
 
 def _placeholder(n):
-    from repr.ids import GlobalId
     return GlobalId("t", 10 ** 9 + n)
 
 
 def _explain_timestamp(db, session, inner) -> Result:
-    from planner.optimize import optimize
-    from planner.peek import FastPathPeek, plan_peek
     expr = optimize(inner.expr)
     peek = plan_peek(expr, inner.finishing, db.lowering.available_indexes(), optimized=True)
     ids = {peek.index_id} if isinstance(peek, FastPathPeek) else (

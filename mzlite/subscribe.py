@@ -1,10 +1,11 @@
 """SUBSCRIBE: the coordinator's side of a streaming read, SQL cursors, and the Python API.
 
 Owns ``Subscription`` (one running SUBSCRIBE: its subscribe-sink dataflow, the read holds on
-its inputs, and the buffer between the controller's receive thread and the consumer), the
-statement handlers for ``SUBSCRIBE``, ``DECLARE ... CURSOR FOR``, ``FETCH`` and ``CLOSE``, and
-the lifecycle hooks the coordinator calls (a dependency dropped, the replica restarted, a
-session or the database closed).
+its inputs, and the buffer between the controller's receive thread and the consumer),
+``Subscriptions`` (the running subscriptions of one database, which it owns as
+``Database.subscriptions``), the statement handlers for ``SUBSCRIBE``, ``DECLARE ... CURSOR
+FOR``, ``FETCH`` and ``CLOSE``, and the lifecycle hooks the adapter calls (a dependency
+dropped, the replica restarted, a session or the database closed).
 
 Invariants:
 
@@ -35,8 +36,8 @@ Invariants:
   the dependency; a replica restart resumes it from its frontier without repeating updates.
 
 Deliberately not here: rendering the sink (``compute.render.dataflow``), shipping batches
-(``compute.replica.runtime``), timestamp selection rules (``mzlite.reads``), ENVELOPE DEBEZIUM (not
-supported).
+(``compute.replica.core``), the as-of rule (``Reader.dataflow_as_of``), parsing and planning
+``Connection.subscribe``'s statement (``Database.subscribe``), ENVELOPE DEBEZIUM (not supported).
 
 Over 600 lines: the subscription, its SQL cursor statements and its Python API share one
 buffer and one ending protocol (complete, failed or closed, exactly once); split, each part
@@ -45,13 +46,22 @@ would reach into the others' locking.
 from __future__ import annotations
 
 from collections import deque
+from functools import cmp_to_key
 import re
 import threading
 import time as _time
-from typing import Any, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 from compute import protocol as P
+from mzlite.cursor import Result
+from mzlite.reads import literal_timestamp, select
+from mzlite.temporal import check_maintainable
+from mzlite.types import python_value
+from planner.lower import build_subscribe_dataflow, resolve_imports
+from planner.optimize import optimize
+from planner.plans import SubscribePlan
 from sql import errors as E
+from sql.types import display_name
 
 #: the default cap on buffered (unconsumed) updates of one subscription
 DEFAULT_MAX_BUFFERED = 1_000_000
@@ -130,6 +140,9 @@ class Subscription:
         self.bounded = up_to is not None
         if self.progress:
             self._buf.append(Progress(as_of))
+        if up_to is not None and up_to == as_of:  # an empty interval: nothing to read, already complete
+            self._received = None
+            self._ended = True
 
     # ------------------------------------------------------------------ consumer side
     @property
@@ -203,10 +216,10 @@ class Subscription:
     def _on_response(self, resp) -> None:
         """A ``SubscribeBatch``/``SubscribeDropped`` from the controller's receive thread."""
         if isinstance(resp, P.SubscribeDropped):
-            self._fail(E.error_for(E.INTERNAL_ERROR, f"subscribe dropped by the replica: {resp.reason}"))
+            self.fail(E.error_for(E.INTERNAL_ERROR, f"subscribe dropped by the replica: {resp.reason}"))
             return
         if resp.error is not None:
-            self._fail(E.error_for(resp.error[0], resp.error[1]))
+            self.fail(E.error_for(resp.error[0], resp.error[1]))
             return
         items = consolidate(resp.updates)
         if self.upsert_key is not None:
@@ -233,7 +246,7 @@ class Subscription:
                         self._buf.append(Progress(resp.upper))
                 self._cond.notify_all()
         if overflow:
-            self._fail(err)
+            self.fail(err)
         elif final:
             self._end()
         else:
@@ -275,7 +288,8 @@ class Subscription:
                         out.append(UpsertUpdate(t, "delete", key + (None,) * len(val_idx)))
         return out
 
-    def _fail(self, error: E.Error) -> None:
+    def fail(self, error: E.Error) -> None:
+        """End the subscription with ``error`` (raised once its buffer is drained); idempotent."""
         with self._cond:
             if self._ended:
                 return
@@ -299,9 +313,12 @@ class Subscription:
                 pass
         if holds is not None:
             db.reader.release(holds)
-        registry = _registry(db)
-        with _REGISTRY_LOCK:
-            registry.pop(id(self), None)
+        db.subscriptions.remove(self)
+
+    def dropped_dependency(self, catalog) -> Optional[tuple[str, str]]:
+        """``(kind word, name)`` of a dependency no longer in ``catalog`` (the first by name), or None."""
+        gone = [(kind, name) for gid, (kind, name) in self._depends_on.items() if gid not in catalog]
+        return sorted(gone)[0] if gone else None
 
     def _advance_holds(self, upper: int) -> None:
         t = max(self.as_of, upper - 1)
@@ -321,9 +338,8 @@ class Subscription:
             self._db.reader.release(old)
 
     # ------------------------------------------------------------------ starting
-    def _start(self, as_of: int, with_snapshot: bool) -> None:
+    def start_dataflow(self, as_of: int, with_snapshot: bool) -> None:
         """Create the dataflow reading from ``as_of`` (holds on its imports at ``as_of``)."""
-        from planner.lower import build_subscribe_dataflow
         db = self._db
         sink_id = db.allocate_transient()
         desc = build_subscribe_dataflow(self._expr, sink_id=sink_id, as_of=as_of, catalog=db.lowering,
@@ -350,7 +366,7 @@ class Subscription:
             db.reader.release(holds)
             raise
 
-    def _resume(self) -> None:
+    def resume(self) -> None:
         """After a replica restart: rebuild the dataflow from the received frontier, without
         its snapshot when anything was received already, so no update repeats."""
         with self._cond:
@@ -366,9 +382,9 @@ class Subscription:
         else:
             as_of, snapshot = self.as_of, self.with_snapshot
         try:
-            self._start(as_of, snapshot)
+            self.start_dataflow(as_of, snapshot)
         except Exception as e:  # e.g. an index or materialized view rebuilt from a later time
-            self._fail(E.error_for("57P01", f"subscribe has been terminated because the compute replica "
+            self.fail(E.error_for("57P01", f"subscribe has been terminated because the compute replica "
                                             f"restarted and it cannot resume from its frontier: {e}"))
         finally:
             if holds is not None:  # the old controller is gone with its holds: release storage's only
@@ -377,7 +393,6 @@ class Subscription:
 
 def _python_row(row: tuple) -> tuple:
     """``row`` with engine-only values (Interval, Jsonb, Array) as the Python API returns them."""
-    from mzlite.types import python_value
     out = []
     for v in row:
         if v is not None and type(v).__name__ == "Interval":
@@ -403,8 +418,6 @@ def consolidate(updates) -> list[Update]:
 def order_within_timestamps(items: list, order, positions) -> list:
     """``items`` (in time order) sorted within each timestamp by ``order``: ``(column, desc,
     nulls_last)`` with column -1 for mz_diff; NULLs compare per ``nulls_last``."""
-    from functools import cmp_to_key
-
     def value(item, col):
         return item.diff if col < 0 else item.row[positions[col]]
 
@@ -428,37 +441,35 @@ def order_within_timestamps(items: list, order, positions) -> list:
 # ---------------------------------------------------------------------- registry
 
 
-_REGISTRY_LOCK = threading.RLock()
+class Subscriptions:
+    """The running subscriptions of one database: added when started, removed when ended."""
 
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._live: dict[int, Subscription] = {}
 
-def _registry(db) -> dict:
-    reg = getattr(db, "_subscriptions", None)
-    if reg is None:
-        with _REGISTRY_LOCK:
-            reg = getattr(db, "_subscriptions", None)
-            if reg is None:
-                reg = db._subscriptions = {}
-    return reg
+    def add(self, sub: Subscription) -> None:
+        with self._lock:
+            self._live[id(sub)] = sub
 
+    def remove(self, sub: Subscription) -> None:
+        with self._lock:
+            self._live.pop(id(sub), None)
 
-def _live(db) -> list[Subscription]:
-    with _REGISTRY_LOCK:
-        return list(_registry(db).values())
+    def live(self) -> list[Subscription]:
+        with self._lock:
+            return list(self._live.values())
 
 
 def start(db, session, plan, *, max_buffered: Optional[int] = None) -> Subscription:
     """Start the SUBSCRIBE ``plan`` for ``session``: choose ``as_of``, hold the inputs, create
     the dataflow.  The caller holds ``db.lock``."""
-    from mzlite.show import literal_timestamp
-    from mzlite.temporal import check_maintainable
-    from planner.lower import resolve_imports
-    from planner.optimize import optimize
-    from sql.types import display_name
+    session.note_read()
     expr = optimize(plan.expr)
     check_maintainable(resolve_imports(expr, db.lowering)[0], "SUBSCRIBE")
     ids = db.reader.input_ids(expr)
     as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
-    t = db.reader.choose_timestamp(session, ids, as_of, plan.as_of_at_least)
+    t = db.reader.dataflow_as_of(ids, session, as_of, plan.as_of_at_least)
     up_to = literal_timestamp(plan.up_to) if plan.up_to is not None else None
     if up_to is not None and up_to < t:
         raise E.error_for(E.INVALID_PARAMETER_VALUE,
@@ -471,17 +482,13 @@ def start(db, session, plan, *, max_buffered: Optional[int] = None) -> Subscript
     columns = [(n, display_name(ty)) for n, ty in plan.columns]
     sub = Subscription(db, session, expr=expr, plan=plan, as_of=t, up_to=up_to, columns=columns,
                        depends_on=depends, max_buffered=max_buffered)
-    if up_to is not None and up_to == t:  # an empty interval: nothing to read, already complete
-        sub._received = None
-        sub._ended = True
+    if sub.done:  # an empty interval (UP TO = AS OF): complete already
         return sub
-    with _REGISTRY_LOCK:
-        _registry(db)[id(sub)] = sub
+    db.subscriptions.add(sub)
     try:
-        sub._start(t, plan.with_snapshot)
+        sub.start_dataflow(t, plan.with_snapshot)
     except Exception:
-        with _REGISTRY_LOCK:
-            _registry(db).pop(id(sub), None)
+        db.subscriptions.remove(sub)
         raise
     return sub
 
@@ -503,42 +510,31 @@ def _closure(db, ids: set) -> set:
 
 def end_for_dropped(db) -> None:
     """End every subscription one of whose dependencies left the catalog."""
-    for sub in _live(db):
-        gone = [(kind, name) for gid, (kind, name) in sub._depends_on.items() if gid not in db.catalog]
-        if gone:
-            kind, name = sorted(gone)[0]
+    for sub in db.subscriptions.live():
+        gone = sub.dropped_dependency(db.catalog)
+        if gone is not None:
+            kind, name = gone
             code = E.UNDEFINED_OBJECT if kind == "index" else E.UNDEFINED_TABLE
-            sub._fail(E.error_for(code, f'subscribe has been terminated because underlying {kind} "{name}" '
-                                        f'was dropped'))
-
-
-def ending_dropped(handler):
-    """Wrap a DDL handler that may drop catalog items (DROP, CREATE OR REPLACE)."""
-    def wrapped(db, session, plan, stmt):
-        try:
-            return handler(db, session, plan, stmt)
-        finally:
-            end_for_dropped(db)
-    wrapped.__name__ = getattr(handler, "__name__", "ddl")
-    return wrapped
+            sub.fail(E.error_for(code, f'subscribe has been terminated because underlying {kind} "{name}" '
+                                       f'was dropped'))
 
 
 def resume_all(db) -> None:
     """The replica was replaced: rebuild every live subscription's dataflow on the new one."""
-    for sub in _live(db):
-        sub._resume()
+    for sub in db.subscriptions.live():
+        sub.resume()
 
 
 def end_all(db, error: E.Error) -> None:
     """The database is closing: end every subscription with ``error``."""
-    for sub in _live(db):
-        sub._fail(error)
+    for sub in db.subscriptions.live():
+        sub.fail(error)
 
 
 def close_session(db, session) -> None:
     """A session closed: close its cursors and its subscriptions."""
     close_portals(session)
-    for sub in _live(db):
+    for sub in db.subscriptions.live():
         if sub.session is session:
             sub.close()
 
@@ -587,19 +583,8 @@ class SubscribeStream:
         self.sub.close()
 
 
-def _read_txn(session) -> None:
-    txn = session.txn
-    if txn is not None and txn.explicit:
-        if txn.kind == "write":
-            raise E.error_for(E.INVALID_TRANSACTION_STATE,
-                              "transaction in write-only mode: reads cannot follow writes in a transaction")
-        txn.kind = "read"
-
-
-def subscribe(db, session, plan, stmt):
+def subscribe(db, session, plan, stmt, params) -> Result:
     """``SUBSCRIBE ...`` as a statement: a streaming result read through the cursor."""
-    from mzlite.cursor import Result
-    _read_txn(session)
     sub = start(db, session, plan)
     res = Result(_TAG, output_columns(sub), None, -1)
     res.stream = SubscribeStream(sub)
@@ -617,20 +602,17 @@ class _Portal:
             self.stream.close()
 
 
-def declare(db, session, plan, stmt):
-    from mzlite.cursor import Result
+def declare(db, session, plan, stmt, params) -> Result:
     if not session.in_transaction():
         raise E.error_for(E.NO_ACTIVE_SQL_TRANSACTION, "DECLARE CURSOR can only be used in transaction blocks")
     if plan.name in session.portals:
         raise E.error_for("42P03", f'cursor "{plan.name}" already exists')
     inner = plan.plan
-    if type(inner).__name__ == "SubscribePlan":
-        _read_txn(session)
+    if isinstance(inner, SubscribePlan):
         sub = start(db, session, inner)
         portal = _Portal(output_columns(sub), stream=SubscribeStream(sub))
     else:
-        from mzlite.coordinator import _select
-        res = _select(db, session, inner, stmt)
+        res = select(db, session, inner, stmt, params)
         portal = _Portal(res.columns, res.rows)
     session.portals[plan.name] = portal
     return Result("DECLARE CURSOR", None)
@@ -643,10 +625,9 @@ def _portal(session, name):
     return p
 
 
-def fetch(db, session, plan, stmt):
+def fetch(db, session, plan, stmt, params) -> Result:
     """``FETCH [n | ALL] c [WITH (timeout = ...)]``: what is ready, waiting up to the timeout
     (forever without one) for at least one row; the database lock is released meanwhile."""
-    from mzlite.cursor import Result
     p = _portal(session, plan.name)
     if p.stream is None:
         n = len(p.rows) if plan.count is None else min(plan.count, len(p.rows))
@@ -659,8 +640,7 @@ def fetch(db, session, plan, stmt):
     return Result(f"FETCH {len(rows)}", p.columns, rows, len(rows))
 
 
-def close_cursor(db, session, plan, stmt):
-    from mzlite.cursor import Result
+def close_cursor(db, session, plan, stmt, params) -> Result:
     if plan.name is None:
         close_portals(session)
     else:
@@ -709,19 +689,3 @@ def subscribe_sql(query_or_name: str, *, snapshot: bool = True, progress: bool =
                 raise E.ProgrammingError(f"{kw.lower().replace(' ', '_')} must be an int timestamp, not {v!r}")
             sql += f" {kw} {v}"
     return sql
-
-
-def open_subscription(db, session, sql: str, *, max_buffered: Optional[int] = None) -> Subscription:
-    """Parse, plan and start one SUBSCRIBE statement (``Connection.subscribe``)."""
-    from planner import plan_statement
-    with db._statement_lock(session):
-        stmts = db._guard(session, lambda: db._parse(sql))
-        if len(stmts) != 1 or stmts[0].kind != "subscribe":
-            raise E.ProgrammingError("subscribe() takes one query or object name")
-        stmt = stmts[0]
-        plan = db._guard(session, lambda: plan_statement(stmt, db.catalog, ()), stmt)
-
-        def go():
-            _read_txn(session)
-            return start(db, session, plan, max_buffered=max_buffered)
-        return db._guard(session, go, stmt)

@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import dataclasses
 
+from compute.render.mfp import split_temporal
+from expr.functions import VOLATILE
 from expr.mfp import MapFilterProject
 from expr.relation import AggregateExpr, Filter, children
 from expr.scalar import Call, CallMzNow, Column, If, Literal, contains_mz_now
+from planner.lower import resolve_imports
+from planner.optimize import optimize
 from sql import errors as E
 
 _SCALARS = (Call, CallMzNow, Column, If, Literal)
 
 
 def _is_temporal_filter(pred, arity: int) -> bool:
-    from compute.render.mfp import split_temporal
     split = split_temporal(MapFilterProject(arity, (), (pred,), tuple(range(arity))))
     return split is not None and not split[0].predicates
 
@@ -45,7 +48,6 @@ def _scalars(value):
 
 def _volatile_call(e):
     """The name of a volatile function ``e`` calls (``expr.functions.VOLATILE``), or None."""
-    from expr.functions import VOLATILE
     stack = [e]
     while stack:
         x = stack.pop()
@@ -120,24 +122,6 @@ def _refuse_wall_clock(expr) -> None:
             stack.extend((e.cond, e.then, e.els))
 
 
-def _inlined(db, expr):
-    from planner.lower import resolve_imports
-    from planner.optimize import optimize
+def inlined(db, expr):
+    """``expr`` optimized with its views inlined, as its dataflow would read it."""
     return resolve_imports(optimize(expr), db.lowering)[0]
-
-
-def checked(handler):
-    """Wrap the CREATE MATERIALIZED VIEW / CREATE INDEX handler with ``check_maintainable``."""
-    def wrapped(db, session, plan, stmt):
-        kind = type(plan).__name__
-        if kind == "CreateViewPlan" and plan.materialized:
-            check_volatile(plan.expr, f'materialized view "{plan.name}"')
-            check_maintainable(_inlined(db, plan.expr), f'materialized view "{plan.name}"')
-        elif kind == "CreateIndexPlan" and plan.on_id in db.catalog:
-            item = db.catalog.get(plan.on_id)
-            if item.kind == "view" and item.expr is not None:
-                check_volatile(item.expr, f'index on view "{item.name}"')
-                check_maintainable(_inlined(db, item.expr), f'index on view "{item.name}"')
-        return handler(db, session, plan, stmt)
-    wrapped.__name__ = getattr(handler, "__name__", "ddl")
-    return wrapped

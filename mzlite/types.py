@@ -130,7 +130,7 @@ def check_parameters(params) -> tuple:
     paramstyle is ``qmark``, with ``$1`` also accepted)."""
     if params is None:
         return ()
-    if type(params) is tuple and _EXACT.issuperset(map(type, params)):  # the common case, fast
+    if type(params) is tuple and EXACT_TYPES.issuperset(map(type, params)):  # the common case, fast
         return params
     if isinstance(params, (str, bytes, bytearray)) or hasattr(params, "keys"):
         raise ProgrammingError(f"parameters must be a sequence (paramstyle is qmark), not "
@@ -139,11 +139,11 @@ def check_parameters(params) -> tuple:
         values = tuple(params)
     except TypeError:
         raise ProgrammingError(f"parameters must be a sequence, not {type(params).__name__}") from None
-    if _EXACT.issuperset(map(type, values)):
+    if EXACT_TYPES.issuperset(map(type, values)):
         return values
     out = []
     for i, v in enumerate(values, 1):
-        if type(v) in _EXACT:
+        if type(v) in EXACT_TYPES:
             out.append(v)
         elif isinstance(v, bool):
             out.append(bool(v))
@@ -165,7 +165,8 @@ def check_parameters(params) -> tuple:
     return tuple(out)
 
 
-_EXACT = frozenset({type(None), bool, int, float, decimal.Decimal, str})
+#: the parameter types ``check_parameters`` passes through as they are (checked by type, not isinstance)
+EXACT_TYPES = frozenset({type(None), bool, int, float, decimal.Decimal, str})
 
 
 def pg_text(value) -> str:

@@ -1,49 +1,55 @@
-"""Writes: INSERT, UPDATE, DELETE and transactions.
+"""Writes: UPDATE, DELETE, committing a statement's updates, and transactions.
 
-Owns the path from a write plan to updates committed to table storage.  Invariants:
-a statement's writes are validated completely (NOT NULL, evaluation errors) before any
-is applied, so a failed statement changes nothing (a multi-row INSERT with one bad row
-inserts none); outside an explicit transaction a statement commits at one timestamp;
-inside one, writes accumulate and COMMIT applies them all at one timestamp (group
-commit), ROLLBACK discards them.  UPDATE and DELETE read the rows they change through
-the read path, so a WHERE that pins an indexed key is a key lookup, not a scan.
-Deliberately not here: choosing timestamps (the oracle) or storage internals.
+Owns the path from a write's updates to table storage (``Writer.apply``, ``Writer.commit``),
+the UPDATE and DELETE handlers and plans, evaluating a write's relation (``evaluate``) and
+the NOT NULL check (``check_not_null``).  Invariants: a statement's writes are validated
+completely (NOT NULL, evaluation errors) before any is applied, so a failed statement
+changes nothing; outside an explicit transaction a statement commits at one timestamp;
+inside one, writes accumulate and COMMIT applies them all at one timestamp (group commit),
+ROLLBACK discards them.  UPDATE and DELETE read the rows they change through the read path,
+so a WHERE that pins an indexed key is a key lookup, not a scan.
+Deliberately not here: INSERT's rows (``mzlite.bulk``), choosing timestamps (the oracle),
+storage internals.
 """
 from __future__ import annotations
 
+from collections import Counter
 from operator import itemgetter
 from typing import Optional
 
 from expr import relation as R
+from expr.compile import compile_predicates, compile_scalar
 from expr.finishing import RowSetFinishing
 from expr.scalar import Column
+from mzlite.cursor import Result
 from planner.optimize import optimize
+from planner.plans import UpdatePlan
 from sql import errors as E
 
 
+def update(db, session, plan, stmt, params) -> Result:
+    """The sequencer's handler of an ``UpdatePlan``.  Refused in a transaction block: its
+    retractions would apply at COMMIT to rows another connection may have changed meanwhile
+    (a lost update that corrupts the table)."""
+    session.refuse_in_transaction(plan)
+    n = db.writer.update(session, plan)
+    return Result(f"UPDATE {n}", None, rowcount=n)
+
+
+def delete(db, session, plan, stmt, params) -> Result:
+    """The sequencer's handler of a ``DeletePlan`` (refused in a transaction block, as UPDATE)."""
+    session.refuse_in_transaction(plan)
+    n = db.writer.delete(session, plan)
+    return Result(f"DELETE {n}", None, rowcount=n)
+
+
 class Writer:
+    """The write machinery of one ``Database`` (see the module docstring)."""
+
     def __init__(self, db):
         self.db = db
 
     # -------------------------------------------------------------- statements
-    def insert(self, session, plan) -> tuple[int, list]:
-        rows = self._evaluate(session, plan.expr)
-        self._check_not_null(plan, rows)
-        self._apply(session, {plan.table_id: [(r, 1) for r in rows]})
-        return len(rows), rows
-
-    def insert_many(self, session, plans) -> int:
-        """One write for every plan (executemany): all rows validated, then one commit."""
-        writes: dict = {}
-        total = 0
-        for plan in plans:
-            rows = self._evaluate(session, plan.expr)
-            self._check_not_null(plan, rows)
-            writes.setdefault(plan.table_id, []).extend((r, 1) for r in rows)
-            total += len(rows)
-        self._apply(session, writes)
-        return total
-
     def update(self, session, plan) -> int:
         table = self.db.catalog.get(plan.table_id)
         arity = table.arity()
@@ -51,31 +57,27 @@ class Writer:
         assigned = dict(plan.assignments)
         scalars = tuple(assigned.get(i, Column(i)) for i in range(arity))
         expr = R.Map(selection, scalars)
-        pairs = self._evaluate(session, expr)
+        pairs = self.evaluate(session, expr)
         old_new = [(row[:arity], row[arity:]) for row in pairs]
-        self._check_not_null(plan, [n for _, n in old_new])
+        self.check_not_null(plan, [n for _, n in old_new])
         updates = []
         for old, new in old_new:
             if old != new:
                 updates.append((old, -1))
                 updates.append((new, 1))
-        self._apply(session, {plan.table_id: updates})
+        self.apply(session, {plan.table_id: updates})
         return len(old_new)
 
     def delete(self, session, plan) -> int:
         table = self.db.catalog.get(plan.table_id)
-        rows = self._evaluate(session, self._selection(plan, table.arity()))
-        self._apply(session, {plan.table_id: [(r, -1) for r in rows]})
+        rows = self.evaluate(session, self._selection(plan, table.arity()))
+        self.apply(session, {plan.table_id: [(r, -1) for r in rows]})
         return len(rows)
 
     def modify_many(self, session, plans) -> Optional[int]:
         """executemany of UPDATE/DELETE as one write: each plan sees the committed state plus
         the earlier plans' changes, all validated before anything is applied.  ``None``
         when a plan's WHERE has subqueries (it cannot be evaluated on pending rows)."""
-        from collections import Counter
-
-        from expr.compile import compile_predicates, compile_scalar
-        from planner.plans import UpdatePlan
         if any(p.selection is not None for p in plans):
             return None
         pending: dict = {}
@@ -83,7 +85,7 @@ class Writer:
         for plan in plans:
             table = self.db.catalog.get(plan.table_id)
             arity = table.arity()
-            rows = self._evaluate(session, self._selection(plan, arity))
+            rows = self.evaluate(session, self._selection(plan, arity))
             pend = pending.setdefault(plan.table_id, {})
             if pend:
                 check = compile_predicates(tuple(plan.predicates))
@@ -101,14 +103,14 @@ class Writer:
                     for i, f in fns:
                         new[i] = f(old)
                     news.append(tuple(new))
-                self._check_not_null(plan, news)
+                self.check_not_null(plan, news)
                 for old, new in zip(rows, news):
                     pend[old] = pend.get(old, 0) - 1
                     pend[new] = pend.get(new, 0) + 1
             else:
                 for old in rows:
                     pend[old] = pend.get(old, 0) - 1
-        self._apply(session, {tid: [(r, d) for r, d in ups.items() if d] for tid, ups in pending.items()})
+        self.apply(session, {tid: [(r, d) for r, d in ups.items() if d] for tid, ups in pending.items()})
         return total
 
     # -------------------------------------------------------------- helpers
@@ -118,7 +120,9 @@ class Writer:
         get = R.Get(plan.table_id, arity)
         return R.Filter(get, tuple(plan.predicates)) if plan.predicates else get
 
-    def _evaluate(self, session, expr) -> list[tuple]:
+    def evaluate(self, session, expr) -> list[tuple]:
+        """The rows of a write's relation (``expr`` optimized here): a constant's rows, or a
+        read at the statement's timestamp (the statement lock stays held)."""
         expr = optimize(expr)
         if isinstance(expr, R.Constant):
             if expr.error is not None:
@@ -132,8 +136,9 @@ class Writer:
         rows, _ = self.db.reader.read(session, expr, RowSetFinishing(), optimized=True)
         return rows
 
-    def _check_not_null(self, plan, rows) -> None:
-        nn = getattr(plan, "not_null", ())
+    def check_not_null(self, plan, rows) -> None:
+        """23502 for the first row (in order) with a NULL in one of ``plan.not_null``'s columns."""
+        nn = plan.not_null
         if not nn:
             return
         for row in rows:
@@ -144,17 +149,14 @@ class Writer:
                         E.NOT_NULL_VIOLATION,
                         f'null value in column "{name}" of relation "{plan.table_name}" violates not-null constraint')
 
-    def _apply(self, session, writes: dict, consolidated: bool = False) -> None:
+    def apply(self, session, writes: dict, consolidated: bool = False) -> None:
         """Commit ``writes`` (table id -> ``(row, diff)`` list, or a ``row -> diff`` dict
         with no zero diff, which counts as consolidated) at a new timestamp, or add them to
         the explicit transaction.  ``consolidated``: the caller guarantees each row
         appears once with a non-zero diff, so the pass that sums them is skipped."""
         txn = session.txn
         if txn is not None and txn.explicit:
-            if txn.kind == "read":
-                raise E.error_for(E.INVALID_TRANSACTION_STATE,
-                                  "transaction in read-only mode: writes cannot follow reads in a transaction")
-            txn.kind = "write"
+            session.note_write()
             for tid, ups in writes.items():
                 txn.writes.setdefault(tid, []).extend(ups.items() if ups.__class__ is dict else ups)
             return
@@ -164,6 +166,7 @@ class Writer:
             self.db.storage.commit(writes)
 
     def commit(self, session) -> None:
+        """COMMIT: apply the explicit transaction's writes at one timestamp (none when it failed)."""
         txn = session.txn
         session.txn = None
         if txn is None or txn.failed:

@@ -396,9 +396,9 @@ class ExprContext:
 
     def _ParamRef(self, node) -> ScalarExpr:
         n = node.number
-        if not 1 <= n <= len(self.binder.params):
+        if not 1 <= n <= self.binder.parameter_count():
             raise self.binder.error("42P02", f"there is no parameter ${n}", node.location)
-        return python_literal(self.binder.params[n - 1])
+        return self.binder.parameter(n - 1)
 
     # ---- operators
     def _A_Expr(self, node) -> ScalarExpr:

@@ -26,8 +26,9 @@ from expr.relation import (ORDINALITY, ColumnOrder, Constant, Filter, FlatMap, G
 from expr.scalar import Call, Column, Literal
 from planner import decorrelate as dc
 from planner.bind_expr import (ExprContext, Grouping, GroupScope, OuterRef, Scope, ScopeItem, enum_name,
-                               figure_colname, find_aggregates, parse_nodes)
+                               figure_colname, find_aggregates, parse_nodes, python_literal)
 from planner.ctes import bind_cte, correlated_cte_below
+from planner.params import placeholder
 from sql import errors, types as T
 
 UNIT = Constant((((), 1),), 0)
@@ -91,14 +92,27 @@ def join_on_prefix(left, right, p: int, left_arity: int):
 class Binder:
     """Per-statement binding state."""
 
-    def __init__(self, catalog, stmt=None, params=()):
+    def __init__(self, catalog, stmt=None, params=(), *, parameter_types=None):
         self.catalog = catalog
         self.stmt = stmt
+        #: the parameter values, bound as literals (``$k`` is ``params[k - 1]``)
         self.params = tuple(params)
+        #: instead of values, the parameters' types: each binds as a placeholder of its type
+        #: (``planner.params.placeholder``: an INSERT's parameterised rows), never as a value
+        self.parameter_types = parameter_types
         self.depends_on: set = set()
         self.ctes: list[dict] = []
         #: > 0 while binding a subquery's first pass (``decorrelate.plan_subquery``)
         self.discovering = 0
+
+    def parameter_count(self) -> int:
+        return len(self.params) if self.parameter_types is None else len(self.parameter_types)
+
+    def parameter(self, k: int):
+        """What parameter ``$k+1`` binds as: its value as a literal, or its placeholder."""
+        if self.parameter_types is None:
+            return python_literal(self.params[k])
+        return placeholder(k, self.parameter_types[k])
 
     def pos(self, loc):
         if self.stmt is None or loc is None:

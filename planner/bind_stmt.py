@@ -2,15 +2,13 @@
 
 Owns the translation of each statement kind into a ``planner.plans`` dataclass: DDL
 (CREATE TABLE / VIEW / MATERIALIZED VIEW / INDEX / DEFAULT INDEX, DROP with the catalog's
-dependency check), DML (INSERT with defaults and assignment casts, UPDATE, DELETE),
-session statements (SET/RESET/SHOW/transactions/ALTER SYSTEM), SHOW introspection,
-EXPLAIN, SUBSCRIBE and cursors.  Invariant: planning never mutates the catalog (the
-coordinator applies plans), and every user error is a ``sql.errors`` error with a
-position where the statement has one.
-Deliberately not here: query binding (``planner.bind_query``), execution, timestamps.
-
-Over 600 lines: every statement kind's binding shares the catalog lookups and the
-position handling here; queries are in ``bind_query.py`` and expressions in ``bind_expr.py``.
+dependency check), session statements (SET/RESET/SHOW/transactions/ALTER SYSTEM), SHOW
+introspection, EXPLAIN, SUBSCRIBE and cursors, and the dispatch to ``planner.bind_dml``
+for INSERT, UPDATE and DELETE.  Invariant: planning never mutates the catalog (the
+adapter applies plans), and every user error is a ``sql.errors`` error with a position
+where the statement has one.
+Deliberately not here: query binding (``planner.bind_query``), DML (``planner.bind_dml``),
+execution, timestamps.
 """
 from __future__ import annotations
 
@@ -21,13 +19,14 @@ from pglast import ast
 from pglast.stream import RawStream
 
 from expr.finishing import RowSetFinishing
-from expr.relation import Constant, Get, Map, Project
-from expr.scalar import Column, Literal
+from expr.relation import Get
+from expr.scalar import Column
 from planner import plans as P
-from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name, type_modifier
-from planner.bind_query import TOP, UNIT, Binder, map_project, values_relation
+from planner.bind_dml import assignment_cast, bind_delete, bind_insert, bind_update, table_context
+from planner.bind_expr import ExprContext, Scope, enum_name, type_modifier
+from planner.bind_query import TOP, UNIT, Binder
 from planner.catalog import ColumnDef
-from sql import errors, mzsyntax as mz, types as T
+from sql import errors, mzsyntax as mz
 
 
 def plan_statement(stmt, catalog, params=()):
@@ -122,192 +121,6 @@ def _create_table(b: Binder, stmt, node):
     return P.CreateTablePlan(name, tuple(cols), bool(node.if_not_exists), stmt.text)
 
 
-def assignment_cast(ctx: ExprContext, e, to: str, colname: str, loc, typmod=None):
-    """``e`` converted for a column of type ``to`` (and modifier ``typmod``: checked, 22001/22003)."""
-    frm = ctx.typeof(e)
-    if frm != to and frm != "unknown" and not T.can_cast(frm, to, "assignment"):
-        raise ctx.binder.error(errors.DATATYPE_MISMATCH, f'column "{colname}" is of type {T.display_name(to)} but '
-                               f"expression is of type {T.display_name(frm)}", loc)
-    return ctx.apply_typmod(ctx.coerce(e, to, "assignment", loc), typmod, False, loc)
-
-
-# ------------------------------------------------------------------ DML
-
-
-def _target_table(b: Binder, rv, verb: str):
-    parts = tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x)
-    item = b.catalog.resolve(parts, position=b.pos(rv.location))
-    if item.kind != "table":
-        raise b.error(errors.WRONG_OBJECT_TYPE, f'cannot {verb} {item.kind_word()} "{item.name}"', rv.location)
-    b.depends_on.add(item.id)
-    return item
-
-
-def _returning(node):
-    rl = getattr(node, "returningList", None)
-    if rl:
-        return rl
-    rc = getattr(node, "returningClause", None)
-    return rc.exprs if rc is not None else ()
-
-
-def _table_ctx(b: Binder, item, alias, clause: str):
-    table = alias.aliasname if alias is not None else item.name
-    items = [ScopeItem(table, c.name, i) for i, c in enumerate(item.columns)]
-    return ExprContext(b, Get(item.id, item.arity()), list(item.column_types()), Scope(items), clause=clause)
-
-
-def _insert(b: Binder, stmt, node):
-    item = _target_table(b, node.relation, "insert into")
-    if node.onConflictClause is not None:
-        raise b.error(errors.FEATURE_NOT_SUPPORTED, "INSERT ... ON CONFLICT is not supported", None)
-    columns = item.columns
-    if node.cols:
-        targets = []
-        for rt in node.cols:
-            idx = next((i for i, c in enumerate(columns) if c.name == rt.name), None)
-            if idx is None:
-                raise b.error(errors.UNDEFINED_COLUMN, f'column "{rt.name}" of relation "{item.name}" does not exist',
-                              rt.location)
-            if idx in targets:
-                raise b.error(errors.DUPLICATE_COLUMN, f'column "{rt.name}" specified more than once', rt.location)
-            targets.append(idx)
-    else:
-        # no column list: the leading columns, as many as the source provides
-        targets = list(range(len(columns)))
-        sel = node.selectStmt
-        if sel is not None and sel.valuesLists and len(sel.valuesLists[0]) < len(columns):
-            targets = targets[:len(sel.valuesLists[0])]
-        elif sel is not None and not sel.valuesLists:
-            width = len(b.bind_query(sel, TOP).names)
-            targets = targets[:width] if width < len(columns) else targets
-    sel = node.selectStmt
-    ctx0 = ExprContext(b, UNIT, [], Scope([]), clause="INSERT")
-
-    def default_for(i):
-        d = columns[i].default
-        return d if d is not None else Literal(None, columns[i].type)
-
-    if sel is None:  # DEFAULT VALUES
-        row = [default_for(i) for i in range(len(columns))]
-        expr = values_relation(TOP, [ctx0], [row])
-    elif sel.valuesLists and enum_name(sel.op) in ("SETOP_NONE", 0, None) and not sel.sortClause \
-            and sel.limitCount is None and sel.limitOffset is None and sel.withClause is None:
-        ctxs, rows = [], []
-        for vl in sel.valuesLists:
-            if len(vl) > len(targets):
-                raise b.error(errors.SYNTAX_ERROR, "INSERT has more expressions than target columns",
-                              getattr(vl[len(targets)], "location", None))
-            if len(vl) < len(targets):
-                raise b.error(errors.SYNTAX_ERROR, "INSERT has more target columns than expressions",
-                              getattr(vl[-1], "location", None) if vl else None)
-            ctx = ExprContext(b, UNIT, [], Scope([]), clause="VALUES")
-            full = {}
-            for i, x in zip(targets, vl):
-                if isinstance(x, ast.SetToDefault):
-                    full[i] = default_for(i)
-                else:
-                    full[i] = assignment_cast(ctx, ctx.bind(x), columns[i].type, columns[i].name,
-                                              getattr(x, "location", None), columns[i].typmod)
-            rows.append([full[i] if i in full else default_for(i) for i in range(len(columns))])
-            ctxs.append(ctx)
-        expr = values_relation(TOP, ctxs, rows)
-    else:
-        bq = b.bind_query(sel, TOP)
-        if len(bq.names) > len(targets):
-            raise b.error(errors.SYNTAX_ERROR, "INSERT has more expressions than target columns", None)
-        if len(bq.names) < len(targets):
-            raise b.error(errors.SYNTAX_ERROR, "INSERT has more target columns than expressions", None)
-        src = bq.finished()
-        ctx = ExprContext(b, src, list(bq.types), Scope([]), clause="INSERT")
-        w = len(bq.types)
-        full = {i: assignment_cast(ctx, Column(k), columns[i].type, columns[i].name, None, columns[i].typmod)
-                for k, i in enumerate(targets)}
-        exprs = [full[i] if i in full else default_for(i) for i in range(len(columns))]
-        expr = map_project(src, w, exprs)
-    ret, ret_cols = (), ()
-    if _returning(node):
-        ctx = _table_ctx(b, item, node.relation.alias, "RETURNING")
-        ret, ret_cols = _bind_returning(b, ctx, _returning(node))
-    return P.InsertPlan(item.id, expr, tuple(i for i, c in enumerate(columns) if not c.nullable),
-                        item.column_names(), item.name, ret, ret_cols, frozenset(b.depends_on))
-
-
-def _bind_returning(b, ctx, targets):
-    exprs, cols = [], []
-    from planner.bind_expr import figure_colname
-    for t in targets:
-        v = t.val
-        if isinstance(v, ast.ColumnRef) and isinstance(v.fields[-1], ast.A_Star):
-            for it in ctx.scope.items:
-                exprs.append(Column(it.index))
-                cols.append((it.name, ctx.types[it.index]))
-            continue
-        n = len(ctx.types)
-        e = ctx.bind(v)
-        if len(ctx.types) != n:
-            raise b.error(errors.FEATURE_NOT_SUPPORTED, "subqueries in RETURNING are not supported", None)
-        exprs.append(e)
-        cols.append((t.name or figure_colname(v), ctx.typeof(e)))
-    return tuple(exprs), tuple(cols)
-
-
-def _where(b, ctx, where):
-    """(predicates, selection) for UPDATE/DELETE: plain predicates, or a relation when the
-    WHERE needs subqueries."""
-    if where is None:
-        return (), None
-    n = len(ctx.types)
-    pred = ctx.bind_bool(where, "WHERE")
-    if len(ctx.types) == n:
-        return (pred,), None
-    from expr.relation import Filter
-    return (), Project(Filter(ctx.rel, (pred,)), tuple(range(n)))
-
-
-def _update(b: Binder, stmt, node):
-    item = _target_table(b, node.relation, "update")
-    if node.fromClause:
-        raise b.error(errors.FEATURE_NOT_SUPPORTED, "UPDATE ... FROM is not supported", None)
-    ctx = _table_ctx(b, item, node.relation.alias, "UPDATE")
-    assigns = []
-    seen = set()
-    for rt in node.targetList:
-        idx = next((i for i, c in enumerate(item.columns) if c.name == rt.name), None)
-        if idx is None:
-            raise b.error(errors.UNDEFINED_COLUMN, f'column "{rt.name}" of relation "{item.name}" does not exist',
-                          rt.location)
-        if idx in seen:
-            raise b.error(errors.DUPLICATE_COLUMN, f'multiple assignments to same column "{rt.name}"', rt.location)
-        seen.add(idx)
-        if rt.indirection:
-            raise b.error(errors.FEATURE_NOT_SUPPORTED, "assignment to a field or element is not supported",
-                          rt.location)
-        if isinstance(rt.val, ast.SetToDefault):
-            d = item.columns[idx].default
-            e = d if d is not None else Literal(None, item.columns[idx].type)
-        else:
-            n = len(ctx.types)
-            e = assignment_cast(ctx, ctx.bind(rt.val), item.columns[idx].type, rt.name, rt.val.location
-                                if hasattr(rt.val, "location") else None, item.columns[idx].typmod)
-            if len(ctx.types) != n:
-                raise b.error(errors.FEATURE_NOT_SUPPORTED, "subqueries in UPDATE ... SET are not supported",
-                              rt.location)
-        assigns.append((idx, e))
-    preds, selection = _where(b, ctx, node.whereClause)
-    return P.UpdatePlan(item.id, preds, tuple(assigns), tuple(i for i, c in enumerate(item.columns) if not c.nullable),
-                        item.column_names(), item.name, selection, frozenset(b.depends_on))
-
-
-def _delete(b: Binder, stmt, node):
-    item = _target_table(b, node.relation, "delete from")
-    if node.usingClause:
-        raise b.error(errors.FEATURE_NOT_SUPPORTED, "DELETE ... USING is not supported", None)
-    ctx = _table_ctx(b, item, node.relation.alias, "DELETE")
-    preds, selection = _where(b, ctx, node.whereClause)
-    return P.DeletePlan(item.id, preds, item.name, selection, frozenset(b.depends_on))
-
-
 # ------------------------------------------------------------------ views and indexes
 
 
@@ -365,7 +178,7 @@ def _create_index(b: Binder, stmt, node):
     _check_index_name(b, node.idxname, node.if_not_exists, rv.location)
     if node.whereClause is not None:
         raise b.error(errors.FEATURE_NOT_SUPPORTED, "partial indexes are not supported", rv.location)
-    ctx = _table_ctx(b, item, rv.alias, "index expressions")
+    ctx = table_context(b, item, rv.alias, "index expressions")
     keys, sqls, names = [], [], []
     for el in node.indexParams:
         if el.name is not None:
@@ -611,7 +424,7 @@ def _close(b, stmt, node):
 
 
 _DISPATCH = {
-    "select": _select, "create_table": _create_table, "insert": _insert, "update": _update, "delete": _delete,
+    "select": _select, "create_table": _create_table, "insert": bind_insert, "update": bind_update, "delete": bind_delete,
     "create_view": _create_view, "create_materialized_view": _create_mv, "create_index": _create_index,
     "create_default_index": _create_default_index, "drop": _drop, "begin": _transaction,
     "commit": _transaction, "rollback": _transaction, "set": _set, "reset": _reset,

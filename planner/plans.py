@@ -1,30 +1,58 @@
-"""The plans ``planner.plan_statement`` produces and the coordinator executes.
+"""The plans ``planner.plan_statement`` produces and the adapter's sequencer executes.
 
-Owns one frozen dataclass per statement kind.  Invariants: every relational expression in
-a plan is fully bound (``expr.relation`` / ``expr.scalar`` values, no SQL names
-left); ``columns`` are ``(name, type)`` pairs in output order with PostgreSQL type short
-names; ``depends_on`` lists every catalog item the plan reads (views are inlined, so it
-names tables and materialized views, plus the views themselves for DROP bookkeeping).
-Deliberately not here: optimization, timestamp selection, execution.
+Owns one frozen dataclass per statement kind, each a ``Plan``, and the properties of each
+plan *type* that decide how it is sequenced (``Plan.changes_catalog``, ``Plan.transaction``:
+class attributes, so what is DDL is declared here, once, not guessed from a name).
+Invariants: every relational expression in a plan is fully bound (``expr.relation`` /
+``expr.scalar`` values, no SQL names left); ``columns`` are ``(name, type)`` pairs in output
+order with PostgreSQL type short names; ``depends_on`` lists every catalog item the plan
+reads (views are inlined, so it names tables and materialized views, plus the views
+themselves for DROP bookkeeping).  A plan is valid for the parameter values it was planned
+with, except an ``InsertPlan`` with ``param_types``, valid for every parameter set of those
+types.  Deliberately not here: optimization, timestamp selection, execution.
 
 NOT NULL: ``InsertPlan``/``UpdatePlan`` do *not* enforce NOT NULL; they carry
-``not_null`` (the table's NOT NULL column indexes) and the coordinator checks the rows it
+``not_null`` (the table's NOT NULL column indexes) and the adapter checks the rows it
 is about to write (23502 ``null value in column "c" of relation "t" violates not-null
 constraint``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, ClassVar, Optional
 
 from expr.finishing import RowSetFinishing
 from expr.scalar import ScalarExpr
-from planner.catalog import ColumnDef  # noqa: F401  (re-exported)
+from planner.catalog import ColumnDef
 from repr.ids import GlobalId
 
 
+class Plan:
+    """The base of every plan.  Its class attributes say how the sequencer treats a plan type."""
+
+    #: executing it changes the catalog (or, ``ALTER SYSTEM``, which indexes serve reads): the
+    #: sequencer bumps the catalog version before and after it, so plans, parses and bulk
+    #: templates cached against the old catalog are never used again, and ends the
+    #: subscriptions whose dependencies it dropped
+    changes_catalog: ClassVar[bool] = False
+    #: where it may run in an explicit transaction block: ``"any"``; ``"idle"``, only while the
+    #: transaction has neither read nor written (DDL); ``"never"``, not in a transaction
+    #: block at all (UPDATE, DELETE: Materialize's write transactions are insert-only).  A
+    #: refusal is 25001 ``<tag> cannot be run inside a transaction block``
+    transaction: ClassVar[str] = "any"
+    #: the command tag (``CREATE TABLE``, ``DROP INDEX``, ...) a transaction refusal names; a
+    #: property where it depends on the plan (``CreateViewPlan``, ``DropPlan``)
+    tag: ClassVar[str] = ""
+
+
+class DdlPlan(Plan):
+    """A plan that creates or drops catalog items."""
+    changes_catalog = True
+    transaction = "idle"
+
+
 @dataclass(frozen=True)
-class SelectPlan:
+class SelectPlan(Plan):
     expr: Any                        #: RelationExpr (hidden ORDER BY columns included)
     finishing: RowSetFinishing       #: ORDER BY / LIMIT / OFFSET and the projection to ``columns``
     columns: tuple[tuple[str, str], ...]
@@ -34,19 +62,36 @@ class SelectPlan:
 
 
 @dataclass(frozen=True)
-class CreateTablePlan:
+class CreateTablePlan(DdlPlan):
     name: str
     columns: tuple[ColumnDef, ...]
     if_not_exists: bool = False
     create_sql: str = ""
+    tag: ClassVar[str] = "CREATE TABLE"
 
 
 @dataclass(frozen=True)
-class InsertPlan:
-    """``expr`` produces complete table rows in table column order (defaults filled,
-    assignment casts applied).  ``returning``: expressions over the inserted row."""
+class InsertPlan(Plan):
+    """Complete table rows for ``table_id``, in table column order (defaults filled,
+    assignment casts and column modifiers applied), in one of two forms:
+
+    * ``rows`` (``expr`` None): one tuple of scalar expressions per ``VALUES`` row, over the
+      statement's parameters (``Column(k)`` is parameter ``$k+1``); the plan is valid for
+      every parameter set whose values bind as ``param_types`` (``planner.params``), so the
+      adapter compiles the rows once and evaluates them for one parameter set or many;
+    * ``expr`` (``rows`` and ``param_types`` None): a relation producing the rows (``INSERT
+      ... SELECT``, ``VALUES`` with subqueries or ``mz_now()``), parameters bound as literals:
+      valid for the one parameter set it was planned with.
+
+    ``returning``: expressions over the inserted row followed by the parameters (``Column(
+    arity + k)`` is parameter ``$k+1``, in the ``rows`` form only)."""
     table_id: GlobalId
-    expr: Any
+    rows: Optional[tuple[tuple[ScalarExpr, ...], ...]] = None
+    expr: Any = None
+    param_types: Optional[tuple[str, ...]] = None
+    #: the parameters (0-based) written only as whole VALUES items, nowhere else: a NULL
+    #: there binds as NULL in its column whatever type the parameter is planned with
+    bare_parameters: frozenset = frozenset()
     not_null: tuple[int, ...] = ()
     column_names: tuple[str, ...] = ()
     table_name: str = ""
@@ -56,7 +101,7 @@ class InsertPlan:
 
 
 @dataclass(frozen=True)
-class UpdatePlan:
+class UpdatePlan(Plan):
     """Rows of the table matching every predicate get ``assignments`` (column index,
     expression over the *old* row, already cast to the column type)."""
     table_id: GlobalId
@@ -69,19 +114,23 @@ class UpdatePlan:
     #: rows to update (``predicates`` is then empty); None otherwise
     selection: Any = None
     depends_on: frozenset = frozenset()
+    transaction: ClassVar[str] = "never"
+    tag: ClassVar[str] = "UPDATE"
 
 
 @dataclass(frozen=True)
-class DeletePlan:
+class DeletePlan(Plan):
     table_id: GlobalId
     predicates: tuple[ScalarExpr, ...]
     table_name: str = ""
     selection: Any = None  #: as in UpdatePlan
     depends_on: frozenset = frozenset()
+    transaction: ClassVar[str] = "never"
+    tag: ClassVar[str] = "DELETE"
 
 
 @dataclass(frozen=True)
-class CreateViewPlan:
+class CreateViewPlan(DdlPlan):
     name: str
     expr: Any
     columns: tuple[tuple[str, str], ...]
@@ -94,9 +143,13 @@ class CreateViewPlan:
     replaces: Optional[GlobalId] = None
     in_cluster: Optional[str] = None
 
+    @property
+    def tag(self) -> str:
+        return "CREATE MATERIALIZED VIEW" if self.materialized else "CREATE VIEW"
+
 
 @dataclass(frozen=True)
-class CreateIndexPlan:
+class CreateIndexPlan(DdlPlan):
     name: Optional[str]        #: None: the coordinator picks ``<obj>_primary_idx`` style names
     on_id: GlobalId
     key: tuple[ScalarExpr, ...]
@@ -107,10 +160,15 @@ class CreateIndexPlan:
     create_sql: str = ""
     #: a name derived as Materialize derives it when ``name`` is None
     suggested_name: str = ""
+    tag: ClassVar[str] = "CREATE INDEX"
+
+
+_DROP_TAGS = {"table": "DROP TABLE", "view": "DROP VIEW", "materialized_view": "DROP MATERIALIZED VIEW",
+              "index": "DROP INDEX"}
 
 
 @dataclass(frozen=True)
-class DropPlan:
+class DropPlan(DdlPlan):
     """``kind``: table | view | materialized_view | index.  ``ids``: the resolved items
     that exist (names missing under IF EXISTS are skipped and listed in ``missing``);
     ``drop_ids``: everything to drop in drop order (dependents first) when ``cascade``."""
@@ -122,37 +180,44 @@ class DropPlan:
     drop_ids: tuple[GlobalId, ...] = ()
     missing: tuple[str, ...] = ()
 
+    @property
+    def tag(self) -> str:
+        return _DROP_TAGS.get(self.kind, "DROP")
+
 
 @dataclass(frozen=True)
-class TransactionPlan:
+class TransactionPlan(Plan):
     action: str  #: begin | commit | rollback
 
 
 @dataclass(frozen=True)
-class SetVariablePlan:
+class SetVariablePlan(Plan):
     name: str
     value: Optional[str]   #: None: SET x TO DEFAULT
     local: bool = False
 
 
 @dataclass(frozen=True)
-class ResetVariablePlan:
+class ResetVariablePlan(Plan):
     name: str  #: "all" for RESET ALL
 
 
 @dataclass(frozen=True)
-class ShowVariablePlan:
+class ShowVariablePlan(Plan):
     name: str  #: "all" for SHOW ALL
 
 
 @dataclass(frozen=True)
-class AlterSystemSetPlan:
+class AlterSystemSetPlan(Plan):
     name: str
     value: Optional[str]  #: None for RESET / SET .. TO DEFAULT
+    #: toggling the interactive runtime restarts the replica, which changes the indexes reads can use
+    changes_catalog: ClassVar[bool] = True
+    tag: ClassVar[str] = "ALTER SYSTEM"
 
 
 @dataclass(frozen=True)
-class ShowObjectsPlan:
+class ShowObjectsPlan(Plan):
     """``kind``: tables | views | materialized_views | indexes | objects | columns."""
     kind: str
     on: Optional[GlobalId] = None
@@ -160,21 +225,21 @@ class ShowObjectsPlan:
 
 
 @dataclass(frozen=True)
-class ShowCreatePlan:
+class ShowCreatePlan(Plan):
     kind: str
     id: GlobalId
     name: str
 
 
 @dataclass(frozen=True)
-class ExplainPlan:
+class ExplainPlan(Plan):
     stage: str        #: raw | decorrelated | optimized | physical | timestamp
     plan: Any         #: the explained statement's plan
     format: str = "text"
 
 
 @dataclass(frozen=True)
-class SubscribePlan:
+class SubscribePlan(Plan):
     expr: Any
     columns: tuple[tuple[str, str], ...]
     depends_on: frozenset = frozenset()
@@ -192,22 +257,19 @@ class SubscribePlan:
 
 
 @dataclass(frozen=True)
-class DeclarePlan:
+class DeclarePlan(Plan):
     name: str
     plan: Any   #: a SubscribePlan or SelectPlan
     sql: str = ""
 
 
 @dataclass(frozen=True)
-class FetchPlan:
+class FetchPlan(Plan):
     name: str
     count: Optional[int]         #: None: ALL
     timeout: Optional[float] = None  #: seconds
 
 
 @dataclass(frozen=True)
-class ClosePlan:
+class ClosePlan(Plan):
     name: Optional[str]  #: None: CLOSE ALL
-
-
-Plan = Any

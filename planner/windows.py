@@ -21,7 +21,7 @@ numeric or float, as PostgreSQL's in_range); over date/time columns they are ref
 0A000, as are DISTINCT and ORDER BY inside window aggregates (PostgreSQL refuses them
 too).  Frame exclusion (``EXCLUDE CURRENT ROW | GROUP | TIES | NO OTHERS``) goes into the
 ``WindowFrame``.
-Deliberately not here: the per-partition evaluation (``compute.render.window``).
+Deliberately not here: the per-partition evaluation (``expr.window_eval``).
 """
 from __future__ import annotations
 

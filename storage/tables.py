@@ -82,10 +82,13 @@ class TableStorage:
                 coll.fold_step()
 
     def advance_tables(self, upper: int) -> None:
-        """Advance every table's upper to at least ``upper`` (time passes without writes)."""
-        for id in list(self.tables):
-            coll = self.collections.get(id)
-            if coll is not None:
-                u = coll.upper
-                if u is not None and u < upper:  # most reads find every upper already past
-                    coll.advance_upper(upper)
+        """Advance every table's upper to at least ``upper`` (time passes without writes).
+        Under the commit lock: a commit between its write timestamp and its append is not
+        overtaken (a tick at the timestamp handed out would close it first)."""
+        with self._lock:
+            for id in list(self.tables):
+                coll = self.collections.get(id)
+                if coll is not None:
+                    u = coll.upper
+                    if u is not None and u < upper:  # most reads find every upper already past
+                        coll.advance_upper(upper)

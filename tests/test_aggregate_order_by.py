@@ -14,7 +14,7 @@ from expr.relation import AggregateExpr, Get, Reduce
 from expr.scalar import Call, Column, If, Literal
 import mzlite
 from repr.ids import user
-from tests.test_operators_harness import run_reference_check, small_int
+from tests.support.operator_harness import run_reference_check, small_int
 
 A = user(1)
 
@@ -95,12 +95,10 @@ def test_ordering_against_independent_sort(seed):
     assert (list(got) if got is not None else []) == want
 
 
-@pytest.fixture(params=["true", "false"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    c.execute("CREATE TABLE t (g int, a int, b text)")
-    yield c
-    c.close()
+@pytest.fixture
+def con(con):  # the shared connection (both settings) with this module's table
+    con.execute("CREATE TABLE t (g int, a int, b text)")
+    return con
 
 
 QUERIES = [

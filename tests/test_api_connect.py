@@ -276,20 +276,20 @@ def test_interrupt_between_statements_of_a_script_stops_the_rest():
     interrupt that arrived between two statements, and the INSERT ran."""
     con = mzlite.connect()
     db = con.database
-    original = db._execute_plan
+    original = db._execute_statement
     calls = []
 
-    def execute_plan(session, plan, stmt):
-        result = original(session, plan, stmt)
+    def execute_statement(session, stmt, params):
+        result = original(session, stmt, params)
         calls.append(stmt.kind)
         if len(calls) == 1:
             con.interrupt()  # arrives after the first statement finished
         return result
 
-    db._execute_plan = execute_plan
+    db._execute_statement = execute_statement
     with pytest.raises(mzlite.QueryCanceled):
         con.executescript("CREATE TABLE s (x int); INSERT INTO s VALUES (1)")
-    del db._execute_plan
+    del db._execute_statement
     assert calls == ["create_table"]
     assert count(con, "s") == 0
     con.close()
@@ -324,7 +324,7 @@ class SpyLock:
 
 def test_interrupt_cancels_a_statement_waiting_for_another_connections_statement():
     """The test holds the statement lock as another connection's running statement would.
-    Sabotage: a plain ``self.lock.acquire()`` in ``_statement_lock`` left the waiting statement
+    Sabotage: a plain ``self.lock.acquire()`` in ``statement_lock`` left the waiting statement
     deaf to the interrupt until the lock was released (the contended event never fired)."""
     a = mzlite.connect()
     b = a.connect()

@@ -9,12 +9,11 @@ from sql import errors as E
 
 
 @pytest.fixture
-def con():
-    c = mzlite.connect()
+def con(connect):  # how errors map to the API does not depend on the runtime: one default connection
+    c = connect()
     c.execute("CREATE TABLE t (a int NOT NULL, b text)")
     c.execute("INSERT INTO t VALUES (1, 'x')")
-    yield c
-    c.close()
+    return c
 
 
 @pytest.mark.parametrize("sqlstate, cls", [

@@ -24,7 +24,7 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 
 @pytest.fixture(scope="module")
-def con():
+def con():  # one connection for the whole module (read-mostly tests, default settings)
     c = mzlite.connect()
     c.execute("CREATE TABLE v (i2 int2, i4 int4, i8 int8, n numeric, f float8, s text, b bool)")
     yield c

@@ -7,20 +7,15 @@ import threading
 
 import pytest
 
-from compute.arrangement.spine import Batch, ReadHandle, SinceError, Spine, build_batch
-from compute.replica.registry import FrozenArrangement
+from compute.arrangement.batch import Batch, build_batch
+from compute.arrangement.read import ReadHandle
+from compute.arrangement.spine import Spine
+from storage.persist import SinceError
+from tests.support.spines import expected_at
 
 
 def key0(row):
     return (row[0],)
-
-
-def expected_at(updates, t):
-    out = {}
-    for row, time, d in updates:
-        if time <= t:
-            out[row] = out.get(row, 0) + d
-    return {r: c for r, c in out.items() if c}
 
 
 def random_spine(seed, times=30, per=8, merge=True):
@@ -179,7 +174,7 @@ def test_read_handle_taken_before_a_merge_still_reads_correctly():
     for t in range(8):
         assert old.snapshot(t) == expected_at(ups, t)
         assert old.lookup((1,), t) == {r: c for r, c in expected_at(ups, t).items() if r[0] == 1}
-    assert FrozenArrangement(old_batches, old_since, old_upper).snapshot(7) == expected_at(ups, 7)
+    assert ReadHandle(old_batches, old_since, old_upper).snapshot(7) == expected_at(ups, 7)
     assert sp.snapshot(39) == expected_at(ups, 39)
 
 

@@ -1,4 +1,4 @@
-"""The latest-state cache of read handles (``compute.arrangement.spine._Latest``).
+"""The latest-state cache of read handles (``compute.arrangement.read._Latest``).
 
 A read at or past a handle's last update returns the state after every update; the cache
 keeps it per handle and derives a new handle's from its ancestor's plus the batches
@@ -11,9 +11,9 @@ import random
 
 import pytest
 
-from compute.arrangement import spine as arrangement
+from compute.arrangement import read as arrangement
 from compute.arrangement.spine import Spine
-from tests.test_arrangement import expected_at as _scratch  # the from-scratch state at a time
+from tests.support.spines import expected_at as _scratch, expected_lookup, random_spine
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -104,36 +104,3 @@ def test_lookup_many_equals_a_recomputation(seed):
         keys = [(k,) for k in rng.sample(range(25), 12)] + [(3,), (3,)]
         expect = expected_lookup(log, keys, as_of)
         assert h.lookup_many(keys, as_of) == expect
-
-
-def random_spine(rng, key_fn=lambda r: (r[0],), steps: int = 120, compact: bool = False):
-    """``(spine, log, last time)``: random +1/-1 updates of rows ``(0..15, 0..3)`` keyed by
-    their first column, one batch per time, merged now and then (and compacted a few times
-    behind, with ``compact``); ``log`` holds every update as ``(row, time, diff)``."""
-    spine = Spine(key_fn, 2)
-    log = []
-    t = 0
-    for _ in range(steps):
-        t += 1
-        ups = {}
-        for _ in range(rng.randint(1, 8)):
-            row = (rng.randint(0, 15), rng.randint(0, 3))
-            ups[row] = ups.get(row, 0) + rng.choice([-1, 1, 1])
-        ups = [(r, d) for r, d in ups.items() if d]
-        spine.insert_at(t, ups, t + 1)
-        log.extend((r, t, d) for r, d in ups)
-        if rng.random() < 0.2:
-            if compact:
-                spine.set_logical_compaction(t - rng.randint(2, 20))
-            spine.maintain(None)
-    return spine, log, t
-
-
-def expected_lookup(log, keys, as_of) -> dict:
-    """From scratch: ``row -> count`` over the rows of every key in ``keys`` (a key given
-    twice counts twice) at ``as_of``, zeros dropped."""
-    out = {}
-    for k in keys:
-        for row, c in _scratch([u for u in log if u[0][0] == k[0]], as_of).items():
-            out[row] = out.get(row, 0) + c
-    return {r: c for r, c in out.items() if c}

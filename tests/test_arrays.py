@@ -50,13 +50,6 @@ def test_order_nulls_after_values_then_length():
     assert Array([1, 2]) != (1, 2)  # an array is not a record
 
 
-@pytest.fixture(params=["true", "false"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield c
-    c.close()
-
-
 PG_EXPR = [
     ("ARRAY[1, 2, NULL]", "{1,2,NULL}"),
     ("(ARRAY[10, 20, 30])[2]", "20"),

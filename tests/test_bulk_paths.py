@@ -1,12 +1,12 @@
 """``executemany``'s set-oriented paths give exactly what one ``execute`` per parameter set
-gives (mzlite.bulk): the column-wise INSERT conversion, and the UPDATE/DELETE template with
-its disjoint-keys shortcut.  Each case runs the same parameter sets both ways and compares
+gives: the compiled INSERT rows over column-wise typed parameters (``mzlite.bulk``), and the
+UPDATE/DELETE template with its disjoint-keys shortcut (``mzlite.bulk_modify``).  Each case runs the same parameter sets both ways and compares
 the tables (and the row counts), with the interactive runtime on and off.
 """
 from __future__ import annotations
 
-import random
 from decimal import Decimal
+import random
 
 import pytest
 
@@ -80,8 +80,8 @@ def _both(bulk, single, sql, params):
 
 @pytest.mark.parametrize("flag", FLAGS)
 def test_bulk_insert_declines_to_the_general_path_for_every_non_identity_value(flag):
-    """Sabotage: ``_column_converter`` without its min/max range check -> 2**31 is inserted
-    into an int4 column instead of failing with 22003."""
+    """Sabotage: ``planner.params.column_type`` typing a column of ints int4 without its
+    min/max range check -> 2**31 is inserted into an int4 column instead of failing with 22003."""
     bulk, single = _pair(flag)
     good = [(i, i % 5, i * 3, f"n{i}") for i in range(200)]
     assert _both(bulk, single, "INSERT INTO t VALUES (?, ?, ?, ?)", good) is None
@@ -138,7 +138,7 @@ def test_rows_sharing_a_key_updated_into_one_row_count_twice(flag):
     diff), which the write then relies on.  Sabotage: the shortcut without its
     one-row-per-key check -> the equal new row is listed twice; its ``new != row`` test
     always true -> the unchanged row is listed with +1 and -1."""
-    from mzlite.bulk import plan_bulk_modify
+    from mzlite.bulk_modify import plan_bulk_modify
     from sql.parse import parse_statements
     bulk, single = _pair(flag)
     rows = [(1, 5, 10, "same"), (1, 5, 20, "same"), (2, 6, 30, "x"), (3, 7, 40, "y")]

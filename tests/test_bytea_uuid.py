@@ -39,13 +39,6 @@ def test_uuid_bad_input(text):
     assert e.value.sqlstate == "22P02"
 
 
-@pytest.fixture(params=["true", "false"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield c
-    c.close()
-
-
 def test_api_round_trip(con):
     con.execute("CREATE TABLE b (x bytea, u uuid)")
     u = uuid.UUID("12345678-1234-5678-1234-567812345678")

@@ -53,12 +53,10 @@ def check_all_reads(con) -> None:
         assert got == TOTAL, f"{what}: saw {got}"
 
 
-@pytest.fixture(params=[True, False], ids=["interactive", "maintenance-only"])
-def db(request):
-    con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
+@pytest.fixture
+def db(con):  # the shared connection (both settings) with this module's schema
     con.executescript(SCHEMA)
-    yield con
-    con.close()
+    return con
 
 
 def test_a_reader_never_sees_half_a_transaction_interleaved_by_hand(db):

@@ -7,13 +7,6 @@ import pytest
 import mzlite
 
 
-@pytest.fixture(params=[True, False], ids=["interactive", "maintenance-only"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield c
-    c.close()
-
-
 def _rows(con, sql, params=None):
     return sorted(con.execute(sql, params).fetchall())
 
@@ -21,7 +14,7 @@ def _rows(con, sql, params=None):
 def test_executemany_update_and_delete_match_one_statement_at_a_time(con):
     """The set-oriented executemany (one index read, one write) must give what running each
     parameter set in turn gives, including a row hit twice.  Sabotage: dropping the updated
-    row instead of putting it back where later parameter sets look (bulk.py's ``b2``) lost
+    row instead of putting it back where later parameter sets look (bulk_modify.py's ``b2``) lost
     the second update of the same row (seen red)."""
     con.execute("CREATE TABLE t (id int NOT NULL, v int)")
     con.execute("CREATE INDEX t_id ON t (id)")
@@ -128,7 +121,7 @@ def test_postgres_text_is_parsed_before_the_statement_lock_is_taken():
     """A session parses (milliseconds for a DDL) without holding the statement lock, so
     another session's read is not held up by it; other dialects parse under the lock (their
     translation reads the catalog).  Sabotage checked: dropping the parse before
-    ``_statement_lock`` in ``execute_sql`` made every parse hold the lock (red)."""
+    ``statement_lock`` in ``execute_sql`` made every parse hold the lock (red)."""
     con = mzlite.connect()
     db = con.database
     held = []

@@ -16,7 +16,6 @@ from hypothesis import given, settings, strategies as st
 import pytest
 
 import mzlite
-from mzlite.oracle import ManualClock
 from repr.dates import (Interval, interval_out, parse_date, parse_interval, parse_time, parse_timestamp,
                         parse_timestamptz)
 from repr.strconv import to_text
@@ -232,17 +231,15 @@ PG_ERRORS = [
 
 
 @pytest.fixture(scope="module")
-def con():
+def con():  # one connection for the whole module (read-mostly tests, default settings)
     c = mzlite.connect()
     yield c
     c.close()
 
 
-@pytest.fixture(params=[True, False], ids=["interactive", "maintenance-only"])
-def flag_con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield c
-    c.close()
+@pytest.fixture
+def flag_con(connect, interactive):  # the shared ``con`` under another name: ``con`` is module-scoped here
+    return connect(interactive)
 
 
 @pytest.mark.parametrize("expr, text, type_name", PG_ANSWERS)
@@ -460,13 +457,14 @@ T0 = 1_704_067_200_000  # 2024-01-01 00:00:00 UTC in epoch milliseconds
 HOUR = 3_600_000
 
 
-@pytest.fixture(params=[True, False], ids=["interactive", "maintenance-only"])
-def clocked(request):
-    clock = ManualClock(T0)
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param}, clock=clock)
-    c.clock = clock
-    yield c
-    c.close()
+@pytest.fixture
+def clock_start():
+    return T0
+
+
+@pytest.fixture
+def clocked(clocked_con):  # the shared manual-clock connection (both settings), starting at T0
+    return clocked_con
 
 
 def _at(con, t):

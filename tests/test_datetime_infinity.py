@@ -74,13 +74,6 @@ def test_input_and_output(parse):
     assert to_text(parse("infinity")) == "infinity" and to_text(NEG_INFINITY) == "-infinity"
 
 
-@pytest.fixture(params=["true", "false"])
-def cur(request):
-    con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield con.cursor()
-    con.close()
-
-
 def _one(cur, q):
     cur.execute(q)
     return cur.fetchall()

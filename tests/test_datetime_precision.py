@@ -14,7 +14,6 @@ import datetime as dt
 from hypothesis import given, strategies as st
 import pytest
 
-import mzlite
 from repr.dates import INFINITY, Interval
 from repr.dates_typmod import typmod_interval, typmod_time, typmod_timestamp
 from repr.errors import EvalError
@@ -81,13 +80,6 @@ def test_interval_fields():
     assert typmod_interval(iv, (year << 16) | 0xFFFF) == Interval(12, 0, 0)
     assert typmod_interval(iv, (day_min << 16) | 0xFFFF) == Interval(14, 3, (4 * 60 + 5) * 60 * 10**6)
     assert typmod_timestamp(INFINITY, 0) is INFINITY
-
-
-@pytest.fixture(params=["true", "false"])
-def cur(request):
-    con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield con.cursor()
-    con.close()
 
 
 def test_casts_and_assignments_round(cur):

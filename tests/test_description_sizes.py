@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-import mzlite
 
 
-@pytest.fixture(params=["true", "false"])
-def cur(request):
-    con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    c = con.cursor()
-    c.execute("CREATE TABLE t (n numeric(5,2), v varchar(10), ch char(3), ts timestamp(3), i int, tx text)")
-    c.execute("INSERT INTO t VALUES (1.5, 'x', 'y', '2020-01-01', 1, 'z')")
-    yield c
-    con.close()
+@pytest.fixture
+def cur(cur):  # the shared cursor (both settings) over this module's table
+    cur.execute("CREATE TABLE t (n numeric(5,2), v varchar(10), ch char(3), ts timestamp(3), i int, tx text)")
+    cur.execute("INSERT INTO t VALUES (1.5, 'x', 'y', '2020-01-01', 1, 'z')")
+    return cur
 
 
 def _sizes(cur, q):

@@ -85,11 +85,6 @@ def _norm(rows, ordered: bool):
     return out if ordered else sorted(out, key=repr)
 
 
-@pytest.fixture(params=["true", "false"])
-def interactive(request):
-    return request.param
-
-
 def _mz(dialect, interactive):
     con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": interactive},
                          session_parameters={"sql_dialect": dialect})

@@ -10,13 +10,6 @@ import pytest
 import mzlite
 
 
-@pytest.fixture(params=[True, False], ids=["interactive", "maintenance-only"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield c
-    c.close()
-
-
 def q(con, sql, params=None):
     return con.execute(sql, params).fetchall()
 

@@ -10,13 +10,6 @@ import pytest
 import mzlite
 
 
-@pytest.fixture(params=["true", "false"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield c
-    c.close()
-
-
 def rows(con, sql):
     return con.execute(sql).fetchall()
 

@@ -1,7 +1,8 @@
 """The inline hand-off: an idle runtime's work done on the thread that waits for it.
 
-- ``RuntimeDriver.send``: an ``inline_commands`` command sent while the runtime's thread is
-  parked (nothing queued, no wake-up pending) is applied on the sender's thread;
+- ``RuntimeDriver.send``: a command of the policy's ``inline_commands`` sent while the
+  runtime's thread is parked (nothing queued, no wake-up pending) is applied on the sender's
+  thread;
 - ``RuntimeDriver.assist``: a reader waiting for an answer does a parked runtime's pending
   work (queued commands, a wake-up) on its own thread, within a budget;
 - both keep the runtime's one-owner-at-a-time rule and its command order.
@@ -12,11 +13,12 @@ state the condition exposes (the thread registered as waiting), not for time to 
 """
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import threading
 import time
 
-from compute.replica.driver import RuntimeDriver
+from compute.replica.driver import DriverPolicy, RuntimeDriver
 
 WAIT = 10.0
 
@@ -86,9 +88,8 @@ class _Runtime:
         return []
 
 
-def _driver(rt, **kw) -> RuntimeDriver:
-    kw.setdefault("inline_commands", (str,))
-    return RuntimeDriver(rt, **kw)
+def _driver(rt, *, inline_steps: bool = False) -> RuntimeDriver:
+    return RuntimeDriver(rt, DriverPolicy(inline_commands=(str,), inline_steps=inline_steps))
 
 
 def _settle(d: RuntimeDriver) -> None:
@@ -108,12 +109,12 @@ def _settle(d: RuntimeDriver) -> None:
         if isinstance(c, _Marker):
             done.set()
     rt.handle = handle
-    d.inline_commands, saved = (), d.inline_commands
+    d.policy, saved = dataclasses.replace(d.policy, inline_commands=()), d.policy
     try:
         d.send(_Marker("marker"))
         assert done.wait(WAIT)
     finally:
-        d.inline_commands = saved
+        d.policy = saved
         rt.handle = orig
 
 

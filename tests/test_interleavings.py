@@ -1,8 +1,8 @@
 """Exhaustive interleavings of the real Multiplexer and runtime state machines.
 
 The controller's script is sent through the real ``Multiplexer`` into two ``QueuedEndpoint``s
-over real ``Runtime``s sharing one ``SharedArrangementRegistry`` (operators are the test
-stand-ins).  Then every interleaving of three actors is replayed from scratch:
+over the real ``MaintenanceRuntime`` and ``InteractiveRuntime`` sharing one
+``SharedArrangementRegistry`` (operators are the test stand-ins).  Then every interleaving of three actors is replayed from scratch:
 maintenance (apply its next command, then step), interactive (likewise) and storage (the
 next table write/seal).  After every action we check:
 
@@ -34,12 +34,13 @@ from compute.errors import ComputeProtocolError
 from compute.multiplexer import Multiplexer, QueuedEndpoint
 from compute.protocol import (AllowCompaction, CancelPeek, CreateDataflow, Frontiers, Peek, PeekCanceled,
                               PeekResponse, PeekRows)
+from compute.replica.interactive import InteractiveRuntime
+from compute.replica.maintenance import MaintenanceRuntime
 from compute.replica.registry import SharedArrangementRegistry
-from compute.replica.runtime import Runtime
 from expr.finishing import RowSetFinishing
 from expr.mfp import MapFilterProject
 from repr.timestamp import frontier_le
-from tests.test_runtime_support import StandinDataflow, index_desc, peek_dataflow, t, table, u
+from tests.support.standins import StandinDataflow, index_desc, peek_dataflow, t, table, u
 
 ROWS = [(1, "a"), (2, "b")]
 
@@ -112,8 +113,8 @@ class World:
         self.reg = SharedArrangementRegistry(standing_holds=standing_holds)
         self.table = table(u(1), ROWS, 0, sc.table_upper)
         storage = {u(1): self.table}
-        self.m = QueuedEndpoint(Runtime("maintenance", storage, self.reg, dataflow_factory=factory))
-        self.i = (QueuedEndpoint(Runtime("interactive", storage, self.reg, dataflow_factory=factory))
+        self.m = QueuedEndpoint(MaintenanceRuntime(storage, self.reg, dataflow_factory=factory))
+        self.i = (QueuedEndpoint(InteractiveRuntime(storage, self.reg, dataflow_factory=factory))
                   if interactive else None)
         self.mux = Multiplexer(self.m, self.i, broadcast_compaction=broadcast)
         self.frontiers: dict = {}

@@ -98,13 +98,6 @@ def test_order_is_total_and_consistent_with_equality(a, b, c):
         assert x <= z
 
 
-@pytest.fixture(params=["true", "false"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield c
-    c.close()
-
-
 # (SQL expression, PostgreSQL 15's text answer; None is NULL)
 PG_EXPR = [
     ("""'{"a": {"b": [10, 20]}}'::jsonb -> 'a' -> 'b' -> -1""", "20"),

@@ -2,10 +2,11 @@
 
 - ``Multiplexer.deliver_peek_responses``: a peek's answer goes to the controller on the
   answering runtime's thread, not through the merged queue and its receiving thread.
-- ``compute.replica.driver.Urgency``: the interactive runtime's queued commands and a woken reader
-  make maintenance step aside (briefly) between its steps and shorten the switch interval,
-  so the GIL goes to them.
-- ``compute.replica.driver.BulkGC``: a long busy period raises the young GC threshold until idle.
+- ``compute.replica.scheduling.Urgency``: the interactive runtime's queued commands and a woken
+  reader make maintenance step aside (briefly) between its steps and shorten the switch
+  interval, so the GIL goes to them.
+- ``compute.replica.scheduling.BulkGC``: a long busy period raises the young GC threshold until
+  idle.
 - ``compute.replica.graveyard.Graveyard``: a dropped dataflow is freed a slice per step, and only
   what nobody else holds is taken apart.
 - ``compute.replica.driver.deferred_wakes``: a writer's commit flags the runtimes' work without
@@ -16,6 +17,7 @@ Synchronisation is on events the code under test sets, never on sleeps.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 
 import pytest
@@ -23,8 +25,10 @@ import pytest
 from compute.arrangement.spine import Spine
 from compute.multiplexer import Multiplexer
 from compute.protocol import Frontiers, PeekResponse, PeekRows
-from compute.replica.driver import RuntimeDriver, Urgency
+from compute.replica.client import ReplicaClient
+from compute.replica.driver import DriverPolicy, RuntimeDriver
 from compute.replica.graveyard import Graveyard
+from compute.replica.scheduling import GCThresholds, SwitchIntervals, Urgency
 import mzlite
 from repr.ids import GlobalId
 
@@ -117,9 +121,9 @@ class _FakeRuntime:
         return []
 
 
-def _run_until_done(rt, **driver_options) -> None:
+def _run_until_done(rt, policy=DriverPolicy(), urgency=None) -> None:
     """Drive ``rt`` on a real driver thread until its last step with work, then stop it."""
-    d = RuntimeDriver(rt, start=False, **driver_options)
+    d = RuntimeDriver(rt, policy, start=False, urgency=urgency)
     d.wake()
     d.start()
     try:
@@ -132,7 +136,7 @@ def test_commands_to_an_urgent_driver_raise_urgency_until_it_goes_idle():
     """Sabotage: ``send`` not raising -> ``pending`` is 0 right after the send."""
     urg = _RecordingUrgency()
     rt = _FakeRuntime()
-    d = RuntimeDriver(rt, urgent_commands=True, urgency=urg, start=False)
+    d = RuntimeDriver(rt, DriverPolicy(urgent_commands=True), urgency=urg, start=False)
     d.send("cmd")
     assert urg.pending == 1
     d.start()
@@ -146,26 +150,26 @@ def test_commands_to_an_urgent_driver_raise_urgency_until_it_goes_idle():
 
 @pytest.mark.parametrize("yields", [True, False])
 def test_a_yielding_driver_steps_aside_between_steps_while_urgency_is_pending(yields):
-    """Only a driver made with ``yields_to_urgent`` steps aside.  Sabotage: the driver
+    """Only a driver whose policy ``yields_to_urgent`` steps aside.  Sabotage: the driver
     ignoring ``yields_to_urgent`` -> no yield is recorded."""
     urg = _RecordingUrgency()
     urg.raise_()
     try:
-        _run_until_done(_FakeRuntime(steps_with_work=5), yields_to_urgent=yields, urgency=urg)
+        _run_until_done(_FakeRuntime(steps_with_work=5), DriverPolicy(yields_to_urgent=yields), urg)
     finally:
         urg.lower()
     assert (urg.yields >= 4) if yields else urg.yields == 0
 
 
 def test_yield_is_bounded_when_nothing_lowers_urgency():
-    urg = Urgency()
+    urg = Urgency(SwitchIntervals())
     urg.raise_()
     try:
         spent = urg.yield_while_pending()
     finally:
         urg.lower()
     assert spent < 1.0  # the budget (milliseconds) bounds a raise that is never lowered
-    assert Urgency().yield_while_pending() == 0.0
+    assert Urgency(SwitchIntervals()).yield_while_pending() == 0.0
 
 
 class _AnsweringEndpoint(_Endpoint):
@@ -188,7 +192,7 @@ class _AnsweringEndpoint(_Endpoint):
 
 
 @pytest.mark.parametrize("inline", [False, True])
-def test_an_answer_from_another_thread_raises_and_lowers_urgency_once(monkeypatch, inline):
+def test_an_answer_from_another_thread_raises_and_lowers_urgency_once(inline):
     """An answer delivered on another thread raises urgency once (the waiter must get the
     GIL) and the woken waiter lowers it; an answer delivered inline, on the waiter's own
     thread, raises nothing (a raise would hand the GIL to other threads while the waiter
@@ -199,8 +203,7 @@ def test_an_answer_from_another_thread_raises_and_lowers_urgency_once(monkeypatc
     from expr.mfp import MapFilterProject
     import mzlite.controller as controller
     urg = _RecordingUrgency()
-    monkeypatch.setattr(controller, "URGENT", urg)
-    ctl = controller.ComputeController(Multiplexer(_AnsweringEndpoint(inline)))
+    ctl = controller.ComputeController(ReplicaClient(Multiplexer(_AnsweringEndpoint(inline)), urgency=urg))
     try:
         for _ in range(3):
             resp = ctl.peek(GlobalId("u", 1), None, 1, RowSetFinishing(), MapFilterProject.identity(1))
@@ -281,7 +284,7 @@ def test_urgency_shortens_the_switch_interval_and_restores_the_programs_own():
     value while something is urgent."""
     import sys
     before = sys.getswitchinterval()
-    urg = Urgency()
+    urg = Urgency(SwitchIntervals())
     try:
         sys.setswitchinterval(0.004)
         urg.raise_()
@@ -301,7 +304,7 @@ def test_a_long_busy_period_raises_the_young_gc_threshold_until_the_runtime_is_i
     threshold -> the third threshold is unchanged."""
     import gc
 
-    from compute.replica import driver as D
+    from compute.replica import scheduling as S
     before = gc.get_threshold()
     seen = []
 
@@ -310,20 +313,20 @@ def test_a_long_busy_period_raises_the_young_gc_threshold_until_the_runtime_is_i
             seen.append(gc.get_threshold())
             return super().step(fuel)
 
-    _run_until_done(Busy(steps_with_work=D.BULK_AFTER_STEPS + 3))
+    _run_until_done(Busy(steps_with_work=S.BULK_AFTER_STEPS + 3))
     assert seen[0] == before  # a short burst of work leaves the collector alone
-    assert seen[-1] == (max(before[0], D.BulkGC.BULK_THRESHOLD0), before[1],
-                        max(before[2], D.BulkGC.BULK_THRESHOLD2))  # young and full collections rarer
+    assert seen[-1] == (max(before[0], S.BulkGC.BULK_THRESHOLD0), before[1],
+                        max(before[2], S.BulkGC.BULK_THRESHOLD2))  # young and full collections rarer
     assert gc.get_threshold() == before  # idle (here: shut down): the program's own again
 
 
 def test_bulk_gc_leaves_a_disabled_threshold_and_a_programs_later_change_alone():
     import gc
 
-    from compute.replica.driver import BulkGC
+    from compute.replica.scheduling import BulkGC
     before = gc.get_threshold()
     try:
-        g = BulkGC()
+        g = BulkGC(GCThresholds(), SwitchIntervals())
         gc.set_threshold(700, 10, 10)
         g.enter()
         g.enter()
@@ -346,7 +349,6 @@ def test_the_switch_interval_is_the_least_requested_and_the_programs_own_afterwa
     while the busy request still stands."""
     import sys
 
-    from compute.replica.driver import SwitchIntervals
     before = sys.getswitchinterval()
     si = SwitchIntervals()
     busy, urgent = object(), object()
@@ -373,7 +375,7 @@ def test_since_advances_in_steps_of_a_tenth_of_the_compaction_window(window):
     from compute.protocol import AllowCompaction
     import mzlite.controller as controller
     end = _Endpoint()
-    ctl = controller.ComputeController(Multiplexer(end), window)
+    ctl = controller.ComputeController(ReplicaClient(Multiplexer(end)), window)
     try:
         gid = GlobalId("u", 7)
         ctl.collections[gid] = controller.CollectionState(gid, write_frontier=1, implied_since=0)
@@ -392,16 +394,17 @@ def test_since_advances_in_steps_of_a_tenth_of_the_compaction_window(window):
 # ----------------------------------------------------------------------------- young GC threshold
 @pytest.mark.parametrize("program, expected", [(700, 10_000), (50_000, 50_000), (0, 0)])
 def test_connect_raises_the_young_gc_threshold_only(program, expected):
-    """Sabotage: the threshold left at Python's 700 by ``Database.__init__`` -> 700 after
-    connect; lowering a program's higher threshold, or enabling a disabled collector, is
-    caught by the other two cases."""
+    """While a database is open the young threshold is at least the baseline's (its own
+    restoration at close is tests/test_scheduling.py's).  Sabotage: the baseline requesting
+    no young threshold (``Baseline.request``) -> 700 while connected; lowering a program's
+    higher threshold, or enabling a disabled collector, is caught by the other two cases."""
     import gc
     saved = gc.get_threshold()
     try:
         gc.set_threshold(program, saved[1], saved[2])
         con = mzlite.connect()
-        con.close()
         assert gc.get_threshold()[0] == expected
+        con.close()
     finally:
         gc.set_threshold(*saved)
 
@@ -470,7 +473,7 @@ class _WatchedCondition(threading.Condition):
 @contextlib.contextmanager
 def _parked_driver(rt):
     """``(driver, its _WatchedCondition)`` for ``rt`` with inline steps, its thread parked."""
-    d = RuntimeDriver(rt, start=False, inline_steps=True)
+    d = RuntimeDriver(rt, DriverPolicy(inline_steps=True), start=False)
     cond = d._cond = _WatchedCondition()
     d.start()
     try:
@@ -513,9 +516,9 @@ def test_a_writer_about_to_wait_for_a_peek_announces_the_wakes_it_deferred(monke
     """A script that writes and then reads, in one call, runs inside one ``deferred_wakes``
     block; before its read blocks, ``ComputeController.peek`` announces the deferred wakes,
     so a runtime its assist could not do the work of (here maintenance, with inline steps
-    off) still propagates the write the read waits for.  The clock is manual, so no tick
-    wakes anything meanwhile.  Sabotage: no ``flush_deferred_wakes`` before the wait -> the
-    read waited for its statement timeout (57014)."""
+    off) still propagates the write the read waits for.  The clock is manual and the ticker
+    stopped, so no tick wakes anything meanwhile.  Sabotage: no ``flush_deferred_wakes``
+    before the wait -> the read waited for its statement timeout (57014)."""
     from mzlite.oracle import ManualClock
     con = mzlite.connect(clock=ManualClock(1), system_parameters={"enable_compute_interactive_runtime": True})
     try:
@@ -523,8 +526,11 @@ def test_a_writer_about_to_wait_for_a_peek_announces_the_wakes_it_deferred(monke
         con.execute("CREATE TABLE t (a int)")
         con.execute("CREATE INDEX t_a ON t (a)")
         assert con.execute("SELECT a FROM t").fetchall() == []
-        monkeypatch.setattr(db.replica.maintenance_driver, "inline_steps", False)
+        m = db.replica.maintenance_driver
+        monkeypatch.setattr(m, "policy", dataclasses.replace(m.policy, inline_steps=False))
         con.execute("SET statement_timeout = 3000")
+        db._tick_event.set()  # the ticker's advance of the tables would wake maintenance too
+        db._ticker.join(WAIT)
         cur = con.cursor().executescript("INSERT INTO t VALUES (7); SELECT a FROM t")
         assert cur.fetchall() == [(7,)]
     finally:
@@ -581,11 +587,11 @@ def test_a_commit_defers_the_wakes_of_its_block_and_a_read_does_not():
     block.  Sabotage: ``commit`` without calling ``on_commit`` -> the write's block never
     deferred a wake."""
     from compute.replica import driver
-    from compute.replica.driver import defer_wakes, deferred_wakes
+    from compute.replica.driver import deferred_wakes
     from mzlite.oracle import TimestampOracle
     from repr.ids import GlobalId
     from storage.tables import TableStorage
-    storage = TableStorage(TimestampOracle(), on_commit=defer_wakes)
+    storage = TableStorage(TimestampOracle(), on_commit=ReplicaClient.on_commit)
     gid = GlobalId("u", 1)
     storage.create_table(gid, 1)
     storage.commit({gid: [((1,), 1)]})  # outside a block

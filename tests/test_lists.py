@@ -77,14 +77,6 @@ def test_order_null_last_then_shorter_first():
 # ------------------------------------------------------------------ SQL surface
 
 
-@pytest.fixture(params=["true", "false"], ids=["interactive", "maintenance-only"])
-def cur(request):
-    conn = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    c = conn.cursor()
-    yield c
-    conn.close()
-
-
 def _one(cur, sql, params=None):
     cur.execute(sql, params) if params is not None else cur.execute(sql)
     return cur.fetchall()

@@ -19,7 +19,7 @@ from expr.finishing import RowSetFinishing
 from expr.mfp import MapFilterProject
 from expr.scalar import Column
 from repr.timestamp import MAX
-from tests.test_runtime_support import index_desc, peek_dataflow, sink_desc, t, u
+from tests.support.standins import index_desc, peek_dataflow, sink_desc, t, u
 
 
 class Mock:

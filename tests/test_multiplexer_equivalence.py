@@ -12,12 +12,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compute.multiplexer import Multiplexer, QueuedEndpoint
 from compute.protocol import AllowCompaction, CreateDataflow, Frontiers, Peek, PeekResponse, PeekRows
+from compute.replica.interactive import InteractiveRuntime
+from compute.replica.maintenance import MaintenanceRuntime
 from compute.replica.registry import SharedArrangementRegistry
-from compute.replica.runtime import Runtime
 from expr.finishing import RowSetFinishing
 from expr.mfp import MapFilterProject
 from repr.timestamp import frontier_le
-from tests.test_runtime_support import index_desc, peek_dataflow, t, table, u
+from tests.support.standins import index_desc, peek_dataflow, t, table, u
 
 ROW = st.tuples(st.integers(0, 4), st.sampled_from(["a", "b", None]))
 OP = st.one_of(
@@ -33,8 +34,8 @@ def run(ops, order, interactive):
     reg = SharedArrangementRegistry()
     tb = table(u(1), [(0, "a")], 0, 1)
     storage = {u(1): tb}
-    m = QueuedEndpoint(Runtime("maintenance", storage, reg, dataflow_factory=Dataflow))
-    i = QueuedEndpoint(Runtime("interactive", storage, reg, dataflow_factory=Dataflow)) if interactive else None
+    m = QueuedEndpoint(MaintenanceRuntime(storage, reg, dataflow_factory=Dataflow))
+    i = QueuedEndpoint(InteractiveRuntime(storage, reg, dataflow_factory=Dataflow)) if interactive else None
     mux = Multiplexer(m, i)
     eps = [m] + ([i] if i else [])
     frontiers: dict = {}

@@ -9,7 +9,7 @@ from expr.relation import AggregateExpr, Constant, FlatMap, Get, Join, Reduce
 from expr.scalar import Column, Literal
 from repr.ids import user
 from repr.timestamp import MAX
-from tests.test_operators_harness import INDEX, make_dataflow, run_reference_check, small_int
+from tests.support.operator_harness import INDEX, make_dataflow, run_reference_check, small_int
 
 A = user(1)
 

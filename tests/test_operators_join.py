@@ -13,7 +13,7 @@ from expr.relation import ArrangeBy, Filter, Get, Join, Project
 from expr.scalar import Call, Column, Literal
 from repr.ids import user
 from storage.persist import StorageCollection
-from tests.test_operators_harness import run_reference_check, small_int
+from tests.support.operator_harness import run_reference_check, small_int
 
 A, B, C = user(1), user(2), user(3)
 

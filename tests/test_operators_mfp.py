@@ -9,7 +9,7 @@ from expr.mfp import MapFilterProject
 from expr.relation import Filter, Get, Map, Project
 from expr.scalar import Call, CallMzNow, Column, Literal
 from repr.ids import user
-from tests.test_operators_harness import INDEX, make_dataflow, run_reference_check, small_int
+from tests.support.operator_harness import INDEX, make_dataflow, run_reference_check, small_int
 
 A = user(1)
 

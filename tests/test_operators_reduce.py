@@ -7,7 +7,7 @@ from compute.render.reduce import ReduceOp
 from expr.relation import AggregateExpr, Get, Reduce
 from expr.scalar import Call, Column, Literal
 from repr.ids import user
-from tests.test_operators_harness import INDEX, make_dataflow, run_reference_check, small_int
+from tests.support.operator_harness import INDEX, make_dataflow, run_reference_check, small_int
 
 A = user(1)
 

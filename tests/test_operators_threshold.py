@@ -7,7 +7,7 @@ from compute.render.threshold import ThresholdOp
 from expr.relation import Get, Negate, Reduce, Threshold, Union
 from expr.scalar import Column
 from repr.ids import user
-from tests.test_operators_harness import run_reference_check, small_int
+from tests.support.operator_harness import run_reference_check, small_int
 
 A, B = user(1), user(2)
 

@@ -6,7 +6,7 @@ import pytest
 from compute.render.topk import TopKOp
 from expr.relation import ColumnOrder, Get, TopK
 from repr.ids import user
-from tests.test_operators_harness import INDEX, make_dataflow, run_reference_check, small_int
+from tests.support.operator_harness import INDEX, make_dataflow, run_reference_check, small_int
 
 A = user(1)
 

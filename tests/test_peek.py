@@ -12,7 +12,7 @@ from expr.finishing import RowSetFinishing, finish, sort_rows
 from expr.mfp import MapFilterProject
 from expr.relation import ColumnOrder
 from expr.scalar import Call, Column, Literal
-from tests.test_runtime_support import u
+from tests.support.standins import u
 
 
 def spine(rows_at, upper, since=0):

@@ -14,10 +14,8 @@ from mzlite.cursor import Column
 
 
 @pytest.fixture
-def con():
-    c = mzlite.connect()
-    yield c
-    c.close()
+def con(connect):  # the API's conformance does not depend on the runtime: one default connection
+    return connect()
 
 
 @pytest.fixture

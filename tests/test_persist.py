@@ -169,7 +169,7 @@ def _table_of(n: int):
 def test_the_ticker_defers_folds_while_a_runtime_is_busy():
     """Sabotage: ``Database.tick`` folding regardless of ``BULK_GC.active`` -> the table's
     log is folded during the busy period."""
-    from compute.replica.driver import BULK_GC
+    from compute.replica.scheduling import BULK_GC
     with _table_of(5000) as (con, db, coll, clock):
         BULK_GC.enter()
         try:

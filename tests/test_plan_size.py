@@ -17,7 +17,6 @@ from __future__ import annotations
 import pytest
 
 from expr.relation import children
-import mzlite
 from planner import plan_statement
 from planner.bind_query import Binder
 from planner.catalog import Catalog, CatalogItem, ColumnDef
@@ -131,14 +130,12 @@ def test_nesting_binds_polynomially(cat, monkeypatch):
     _assert_linear(cat, nested, [4, 8, 12])
 
 
-@pytest.fixture(params=["true", "false"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
+@pytest.fixture
+def con(con):  # the shared connection (both settings) with this module's tables
     for t in "abcdefghijk":
-        c.execute(f"create table {t} (k int, v int)")
-        c.execute(f"insert into {t} values (1, 1), (2, null), (null, 3), (3, 2)")
-    yield c
-    c.close()
+        con.execute(f"create table {t} (k int, v int)")
+        con.execute(f"insert into {t} values (1, 1), (2, null), (null, 3), (3, 2)")
+    return con
 
 
 def _rows(con, sql):

@@ -17,7 +17,7 @@ from compute.arrangement.batch import Batch, entries, merge_batches
 from compute.arrangement.spine import Spine
 from compute.render.operator import key_function
 from expr.scalar import Column
-from tests.test_arrangement_latest import expected_lookup, random_spine
+from tests.support.spines import expected_lookup, random_spine
 
 
 def test_a_one_column_key_is_stored_as_the_value_and_read_by_its_tuple():

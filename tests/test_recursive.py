@@ -32,13 +32,6 @@ def c(i):
     return Column(i)
 
 
-@pytest.fixture(params=[True, False], ids=["interactive", "maintenance-only"])
-def con(request):
-    cn = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield cn
-    cn.close()
-
-
 def rows(con, sql):
     return sorted(con.execute(sql).fetchall(), key=repr)
 

@@ -5,23 +5,26 @@ import threading
 
 import pytest
 
+from compute.arrangement.read import ReadHandle
+from compute.arrangement.spine import Spine
 from compute.errors import ComputeProtocolError
-from compute.replica.registry import FrozenArrangement, SharedArrangementRegistry
+from compute.replica.registry import SharedArrangementRegistry
 from repr.timestamp import MAX
-from tests.test_runtime_support import Batch, StandinSpine, t, u
+from storage.persist import SinceError
+from tests.support.standins import t, u
 
 
 def spines(rows=((1, "a"),), upper=1):
-    oks = StandinSpine(lambda r: (r[0],), 2)
-    errs = StandinSpine(lambda r: (), 2)
-    oks.insert(Batch(0, upper, {(r[0],): [(r, 0, 1)] for r in rows}))
-    errs.insert(Batch(0, upper, {}))
+    oks = Spine(lambda r: (r[0],), 2)
+    errs = Spine(lambda r: (), 2)
+    oks.insert_updates([(r, 0, 1) for r in rows], upper)
+    errs.insert_updates([], upper)
     return oks, errs
 
 
 def advance(reg, id, oks, errs, rows, time, upper):
-    oks.insert(Batch(oks.upper, upper, {(r[0],): [(r, time, 1)] for r in rows}))
-    errs.insert(Batch(errs.upper, upper, {}))
+    oks.insert_updates([(r, time, 1) for r in rows], upper)
+    errs.insert_updates([], upper)
     reg.note_upper(id)
 
 
@@ -175,7 +178,7 @@ def test_snapshot_holds_only_immutable_batches_across_compaction():
     before = imp.oks.snapshot(0)
     reg.allow_compaction(u(2), 2)
     reg.apply_compactions()
-    oks.maintain()
+    oks.compact_fully()  # new batches, times advanced to since 2
     assert oks.since == 2 and len(oks.batches) == 1
     assert imp.oks.snapshot(0) == before == {(1, "a"): 1}
     assert reg.reader_holds(u(2)) == []
@@ -186,8 +189,8 @@ def test_read_at_max_needs_the_empty_upper():
     oks, errs = spines(upper=1)
     reg.publish(u(2), oks, errs)
     assert reg.try_import_snapshot_at(u(2), MAX, "interactive") is None
-    oks.insert(Batch(1, None, {}))
-    errs.insert(Batch(1, None, {}))
+    oks.insert_updates([], None)
+    errs.insert_updates([], None)
     reg.note_upper(u(2))
     imp = reg.try_import_snapshot_at(u(2), MAX, "interactive")
     assert imp.oks.upper is None and imp.oks.snapshot(MAX) == {(1, "a"): 1}
@@ -204,9 +207,11 @@ def test_dropped_index_refuses_importers_and_ignores_late_standing_holds():
         reg.try_import_snapshot_at(u(2), 0, "interactive")
 
 
-def test_frozen_arrangement_over_plain_batches():
+def test_a_frozen_import_is_a_read_handle_bounded_one_step_past_as_of():
+    """What the registry hands an importer is the spine's own read handle, bounded
+    (``ReadHandle.frozen_at``): the one read path, refusing reads below its since."""
     oks, _ = spines(rows=((1, "a"), (2, "b")), upper=3)
-    f = FrozenArrangement.of(oks, 1)
+    f = oks.read_handle().frozen_at(1)
     assert f.upper == 2 and f.lookup((2,), 1) == {(2, "b"): 1} and f.key_fn((5, "z")) == (5,)
-    with pytest.raises(ComputeProtocolError):
-        FrozenArrangement(f.batches, 2, 3).snapshot(1)
+    with pytest.raises(SinceError):
+        ReadHandle(f.batches, 2, 3).snapshot(1)

@@ -4,12 +4,10 @@ import pytest
 import mzlite
 
 
-@pytest.fixture(params=[True, False], ids=["interactive", "maintenance-only"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    c.execute("SET statement_timeout = 20000")
-    yield c
-    c.close()
+@pytest.fixture
+def con(con):  # the shared connection (both settings) with a longer statement timeout
+    con.execute("SET statement_timeout = 20000")
+    return con
 
 
 def test_self_join_through_let_keeps_its_projection_when_maintained(con):

@@ -10,7 +10,7 @@ from compute.dataflow import (BuildDesc, DataflowDescription, IndexExport, Index
 from compute.errors import ComputeProtocolError
 from compute.protocol import SubscribeBatch
 from compute.render.dataflow import Dataflow
-from compute.replica.registry import FrozenArrangement, SharedImport
+from compute.replica.registry import SharedImport
 from expr.relation import AggregateExpr, Filter, Get, Join, Let, LocalId, Map, Negate, Project, Reduce, Union
 from expr.scalar import Call, Column, Literal
 from repr.ids import transient, user
@@ -249,7 +249,7 @@ def test_index_import_from_another_dataflow_and_frozen_snapshot():
     assert df2.exports[user(9)].oks.snapshot(1) == {("east", 1, 5): 1, ("west", 2, 12): 1}
     # interactive: a frozen snapshot bounded one step past as_of
     exp = df1.exports[IDX]
-    frozen = SharedImport(FrozenArrangement.of(exp.oks, 1), FrozenArrangement.of(exp.errs, 1))
+    frozen = SharedImport(exp.oks.read_handle().frozen_at(1), exp.errs.read_handle().frozen_at(1))
     desc3 = DataflowDescription((), (IndexImport(IDX, VIEW, (c(0),), 3),),
                                 (BuildDesc(transient(4), plan),),
                                 (IndexExport(transient(5), transient(4), (), 3),), (), as_of=1, until=2)

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import repl.main as cli
-from tests.test_repl_standin import StandInConnection
+from tests.support.repl_standin import StandInConnection
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -6,7 +6,7 @@ import pytest
 from repl import format as fmt
 from repl.interpolate import interpolate
 from repl.main import Runner
-from tests.test_repl_standin import StandInConnection
+from tests.support.repl_standin import StandInConnection
 
 VARS = {"n": "42", "who": "O'Brien", "col": 'my "col"', "tbl": "t"}
 

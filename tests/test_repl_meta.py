@@ -8,7 +8,7 @@ import pytest
 from repl import format as fmt
 from repl.main import Runner, fetch
 from repl.shell import Cancelled, CancellableExecutor, handle
-from tests.test_repl_standin import StandInConnection
+from tests.support.repl_standin import StandInConnection
 
 
 def make_runner(conn=None):
@@ -108,7 +108,7 @@ class InterruptingConnection:
         _thread.interrupt_main()
         self.release.wait(30)
         if self.cancel_calls:
-            from tests.test_repl_standin import StandInError
+            from tests.support.repl_standin import StandInError
             raise StandInError("canceling statement due to user request", "57014")
         return StandInConnection().execute("select 1")
 

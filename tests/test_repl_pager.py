@@ -9,7 +9,7 @@ import pytest
 from repl import format as fmt
 from repl import pager
 from repl.main import Runner
-from tests.test_repl_standin import StandInConnection
+from tests.support.repl_standin import StandInConnection
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,7 +60,7 @@ STANDIN_SHELL = """
 import sys
 sys.path.insert(0, %r)
 from repl import shell, format as fmt
-from tests.test_repl_standin import StandInConnection
+from tests.support.repl_standin import StandInConnection
 sys.exit(shell.run(StandInConnection, fmt.Settings(), history=False))
 """ % ROOT
 

@@ -14,7 +14,7 @@ from prompt_toolkit.output import DummyOutput
 from repl import format as fmt
 from repl import shell
 from repl.completer import CatalogCache, SQLCompleter, suggest
-from tests.test_repl_standin import StandInConnection
+from tests.support.repl_standin import StandInConnection
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -151,7 +151,7 @@ STANDIN_SHELL = textwrap.dedent("""
     import sys
     sys.path.insert(0, %r)
     from repl import shell, format as fmt
-    from tests.test_repl_standin import StandInConnection
+    from tests.support.repl_standin import StandInConnection
     sys.exit(shell.run(StandInConnection, fmt.Settings(), history=False))
 """) % ROOT
 

@@ -6,17 +6,19 @@ import pytest
 from compute.errors import ComputeProtocolError
 from compute.protocol import (AllowCompaction, CancelPeek, CreateDataflow, Frontiers, Peek, PeekCanceled,
                               PeekError, PeekResponse, PeekRows, Status, SubscribeResponse)
+from compute.replica.interactive import InteractiveRuntime
+from compute.replica.maintenance import MaintenanceRuntime
 from compute.replica.registry import SharedArrangementRegistry
-from compute.replica.runtime import Runtime
 from expr.finishing import RowSetFinishing
 from expr.mfp import MapFilterProject
 from repr.timestamp import MAX
-from tests.test_runtime_support import StandinDataflow, index_desc, peek_dataflow, sink_desc, t, table, u
+from tests.support.standins import StandinDataflow, index_desc, peek_dataflow, sink_desc, t, table, u
+
+RUNTIMES = {"maintenance": MaintenanceRuntime, "interactive": InteractiveRuntime}
 
 
 def runtime(role="maintenance", storage=None, registry=None, factory=StandinDataflow, **kw):
-    return Runtime(role, storage if storage is not None else {}, registry,
-                   dataflow_factory=factory, **kw)
+    return RUNTIMES[role](storage if storage is not None else {}, registry, dataflow_factory=factory, **kw)
 
 
 def _real_dataflow():
@@ -87,7 +89,7 @@ def test_peek_waits_for_upper_then_answers_and_storage_wakes_the_runtime(factory
 
 def test_peek_below_since_is_an_error_and_data_errors_surface_with_sqlstate():
     coll = table(u(1), [(1, "a")], 0, 1)
-    rt = runtime(storage={u(1): coll}, enabled_sharing=False)
+    rt = runtime(storage={u(1): coll})
     rt.handle(CreateDataflow(index_desc(u(1), u(2))))
     coll.append([(("ERR", 0), 1)], 1, 3)
     drain(rt)

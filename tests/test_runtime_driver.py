@@ -10,12 +10,13 @@ import pytest
 from compute.multiplexer import Multiplexer
 from compute.protocol import (AllowCompaction, CreateDataflow, Frontiers, Peek, PeekError, PeekResponse,
                               PeekRows, Status)
-from compute.replica.driver import RuntimeDriver
+from compute.replica.driver import DriverPolicy, RuntimeDriver
+from compute.replica.interactive import InteractiveRuntime
+from compute.replica.maintenance import MaintenanceRuntime
 from compute.replica.registry import SharedArrangementRegistry
-from compute.replica.runtime import Runtime
 from expr.finishing import RowSetFinishing
 from expr.mfp import MapFilterProject
-from tests.test_runtime_support import StandinDataflow, index_desc, peek_dataflow, t, table, u
+from tests.support.standins import StandinDataflow, index_desc, peek_dataflow, t, table, u
 
 
 def pk(uuid, target, ts, keys=None):
@@ -38,8 +39,9 @@ def replica():
     reg = SharedArrangementRegistry()
     coll = table(u(1), [(1, "a"), (2, "b")], 0, 1)
     storage = {u(1): coll}
-    m = RuntimeDriver(Runtime("maintenance", storage, reg, dataflow_factory=StandinDataflow))
-    i = RuntimeDriver(Runtime("interactive", storage, reg, dataflow_factory=StandinDataflow))
+    # plain drivers (no inline work, no urgency): every command crosses to the driver's thread
+    m = RuntimeDriver(MaintenanceRuntime(storage, reg, dataflow_factory=StandinDataflow), DriverPolicy())
+    i = RuntimeDriver(InteractiveRuntime(storage, reg, dataflow_factory=StandinDataflow), DriverPolicy())
     mux = Multiplexer(m, i)
     yield mux, coll, m, i
     m.shutdown()
@@ -119,7 +121,7 @@ def test_a_bug_escaping_step_becomes_status_and_internal_error_answers():
     """Sabotage checked: without the driver's except clause the thread died silently and
     the receive timed out (red), then restored."""
     rt = ExplodingRuntime()
-    d = RuntimeDriver(rt)
+    d = RuntimeDriver(rt, DriverPolicy())
     mux = Multiplexer(d, None)
     mux.send(pk("x", u(2), 0))
     got = until(mux, lambda r: isinstance(r, PeekResponse))

@@ -13,19 +13,14 @@ import time
 import pytest
 
 import mzlite
-from mzlite.oracle import ManualClock
 from mzlite.subscribe import Progress, Update, consolidate
 
 WAIT = 20.0  # seconds: an upper bound for anything that should happen "soon"
 
 
-@pytest.fixture(params=[True, False], ids=["interactive", "maintenance-only"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param},
-                       clock=ManualClock(1_000))
-    c.clock = c.database.oracle.clock
-    yield c
-    c.close()
+@pytest.fixture
+def con(clocked_con):  # this module's tests move time by hand: the shared manual-clock connection
+    return clocked_con
 
 
 def collect_until(sub, pred, timeout=WAIT):

@@ -13,22 +13,22 @@ import time
 import pytest
 
 import mzlite
-from mzlite.oracle import ManualClock
 from mzlite.subscribe import Update
 
 WAIT = 20.0
 T0 = 10_000
 
 
-@pytest.fixture(params=[True, False], ids=["interactive", "maintenance-only"])
-def con(request):
-    clock = ManualClock(T0)
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param}, clock=clock)
-    c.clock = clock
-    c.execute("CREATE TABLE ev (id int, s int, e int)")
-    c.execute("INSERT INTO ev VALUES (1, 10100, 10200), (2, 10150, 10300), (3, 9000, 20000)")
-    yield c
-    c.close()
+@pytest.fixture
+def clock_start():
+    return T0
+
+
+@pytest.fixture
+def con(clocked_con):  # the shared manual-clock connection (both settings), starting at T0, with ev
+    clocked_con.execute("CREATE TABLE ev (id int, s int, e int)")
+    clocked_con.execute("INSERT INTO ev VALUES (1, 10100, 10200), (2, 10150, 10300), (3, 9000, 20000)")
+    return clocked_con
 
 
 def at(con, t):

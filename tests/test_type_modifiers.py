@@ -12,13 +12,6 @@ import pytest
 import mzlite
 
 
-@pytest.fixture(params=["true", "false"])
-def con(request):
-    c = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": request.param})
-    yield c
-    c.close()
-
-
 def one(con, sql, params=None):
     return con.execute(sql, params).fetchall()
 
@@ -110,8 +103,8 @@ def test_defaults_are_checked():
 
 
 def test_bulk_paths_enforce_modifiers(con):
-    """Sabotage: without ``mzlite.bulk._with_typmod`` the executemany fast path stores
-    'abcd' in a varchar(3) column and an unpadded char(3)."""
+    """Sabotage: ``mzlite.bulk.PreparedInsert`` compiling the rows without their ``typmod_*``
+    checks made executemany store 'abcd' in a varchar(3) column and an unpadded char(3)."""
     con.execute("CREATE TABLE t (c char(3), v varchar(3), n numeric(5,2), i int2)")
     con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", [("a", "ab", Decimal("1.005"), 1), ("ab ", "abc  ", 2, 2)])
     assert one(con, "SELECT c, v, n FROM t ORDER BY i") == \
@@ -127,14 +120,15 @@ def test_bulk_paths_enforce_modifiers(con):
 
 
 def test_fast_path_is_taken_for_modified_columns():
-    """The bulk-insert fast path accepts modified columns (it does not just decline)."""
-    from mzlite.bulk import plan_bulk_insert
+    """The compiled INSERT path accepts modified columns (it does not just fall back to
+    planning the set with its values)."""
+    from mzlite.bulk import prepared
     from sql.parse import parse_one
     con = mzlite.connect()
     con.execute("CREATE TABLE t (c char(3), v varchar(3), n numeric(5,2))")
-    item, build = plan_bulk_insert(con.database.catalog, parse_one("INSERT INTO t VALUES ($1, $2, $3)"))
-    assert build([("a", "ab", Decimal("1.005"))]) == [("a  ", "ab", Decimal("1.01"))]
-    assert build([("abcd", "ab", 1)]) is None  # declined: the general path raises 22001
+    prep = prepared(con.database, parse_one("INSERT INTO t VALUES ($1, $2, $3)"), ("unknown", "unknown", "numeric"))
+    assert prep.evaluate([("a", "ab", Decimal("1.005"))]) == ([("a  ", "ab", Decimal("1.01"))], [])
+    assert prep.evaluate([("abcd", "ab", Decimal(1))])[1] == [0]  # failed: the set's literal plan raises 22001
 
 
 def test_maintained_objects_keep_modifier_semantics(con):

@@ -1,5 +1,5 @@
 """Window frame exclusion (``EXCLUDE CURRENT ROW | GROUP | TIES | NO OTHERS``, issue 8): the
-window aggregate (``compute.render.window``) against the from-scratch reference
+window aggregate (``expr.window_eval``) against the from-scratch reference
 (``tests.support.window_reference``) over random +1/-1 updates, for ROWS, RANGE (with and without
 offsets) and GROUPS frames, exactly retracting and recomputed aggregates, frame-ordered
 aggregates and the value functions; then the binder's mapping of the clause and an end-to-end
@@ -10,11 +10,11 @@ import zlib
 
 import pytest
 
-from compute.render.window import PartitionEvaluator
 from expr.window import WindowFrame
+from expr.window_eval import PartitionEvaluator
 import mzlite
-from tests.test_operators_harness import run_reference_check
-from tests.test_operators_window import ARITY, ASC, DESC_NF, A, agg, gen_row, wf, window_plan
+from tests.support.operator_harness import run_reference_check
+from tests.support.window_plans import ARITY, ASC, DESC_NF, A, agg, gen_row, wf, window_plan
 
 FRAMES = {
     "rows_whole": ("rows", "unbounded", 0, "unbounded", 0),

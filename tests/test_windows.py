@@ -85,7 +85,7 @@ ERRORS = [
 
 
 @pytest.fixture(scope="module")
-def con():
+def con():  # one connection for the whole module (read-mostly tests, default settings)
     c = mzlite.connect()
     c.execute("CREATE TABLE t (a int, b int, c text)")
     c.execute("INSERT INTO t VALUES (1, 2, 'x'), (3, 4, 'y')")

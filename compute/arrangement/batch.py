@@ -7,14 +7,14 @@ representation of a key's entries, and the three ways batches come about: ``buil
 
 A key's entries are a tuple, not a list: batches are immutable anyway, and a tuple of
 tuples of plain values is untracked by Python's cyclic collector after the first collection
-that sees it, so a large index stops costing every later full collection a walk over it
-(with lists, building a million-row batch was about 3x slower, most of it in the GC).  A key
-with a single entry maps to the entry ``(row, time, diff)`` itself, not a 1-tuple around it
-(48 bytes a row: most index keys are unique); ``entries(v)`` gives the sequence either way
+that sees it, so a large index stops costing every later full collection a walk over it.
+A key with a single entry maps to the entry ``(row, time, diff)`` itself, not a 1-tuple
+around it (most index keys are unique); ``entries(v)`` gives the sequence either way
 (an entry's second field is its time, an int; a tuple of entries has an entry there).
 
 Invariant: a batch is never mutated after construction (readers on other threads hold
-them without locks).  Deliberately not here: spines, holds, reads (``compute.arrangement.spine``).
+them without locks).  Deliberately not here: spines and holds (``compute.arrangement.spine``),
+reads (``compute.arrangement.read``).
 """
 from __future__ import annotations
 
@@ -87,9 +87,8 @@ def _pack(entries_list) -> Any:
 def stored_key(key_fn: Callable[[tuple], Any]) -> Callable[[tuple], Any]:
     """``row -> the key a batch stores``.  For a one-column key (``key_function`` marks it
     ``key_column``) the value itself, not the 1-tuple ``key_fn`` returns: a probe then
-    hashes and compares one value, with no key tuple to build, hash or chase (a bulk
-    DELETE's 10,000 probes of a million-row index: 6 ms with 1-tuples, under 2 ms raw), and
-    a million-row index holds a million fewer tuples.  Other keys are stored as
+    hashes and compares one value, with no key tuple to build, hash or chase, and an index
+    holds a tuple fewer a row.  Other keys are stored as
     ``key_fn`` returns them.  Every batch of one spine uses the same form, so merges
     match keys; readers translate a key tuple with ``probe_key``."""
     col = getattr(key_fn, "key_column", None)
@@ -206,8 +205,7 @@ def merge_batches(a: Batch, b: Batch, since: Frontier) -> Batch:
     merged batch: the dicts are joined by one C-level copy and ``update``, the shared keys
     found by a C-level intersection, and when since has advanced past some time only the
     one-sided values that may hold a row at several times (``Batch.revisited``) are
-    re-consolidated (merging two 20,000-key batches of a bulk UPDATE: 17 -> 3 ms; every
-    value was walked before)."""
+    re-consolidated, not every value."""
     ua, ub = a.updates, b.updates
     shared = ua.keys() & ub.keys()  # iterates the smaller side
     if len(ua) >= len(ub):

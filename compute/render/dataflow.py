@@ -37,7 +37,7 @@ compacted past it anyway is refused loudly (``ComputeProtocolError``) rather tha
 double-counting updates that compaction moved.
 
 Deliberately not here: which runtime hosts the dataflow, publishing exports to the
-registry, frontier reports (``compute.replica.runtime``), and operator semantics
+registry, frontier reports (``compute.replica.core``), and operator semantics
 (``compute.render.operator``).  This module is somewhat over the usual size because the graph
 builder and the scheduler share all of their state; they are split by section.
 

@@ -1,7 +1,8 @@
 """LetRec in a maintained dataflow: recursive bindings re-derived to a fixpoint per changed time.
 
-Owns ``LetRecOp`` (the operator the render builds for a ``expr.relation.LetRec``),
-``FixpointEvaluator`` (the from-scratch evaluator it runs) and ``is_monotone``.  The
+Owns ``LetRecOp`` (the operator the render builds for a ``expr.relation.LetRec``) and
+``is_monotone``; a re-derivation is ``expr.interpret``'s evaluation, iterated by
+``expr.iterate``.  The
 operator's input ports are the collections the LetRec reads from outside itself (tables,
 indexes, outer ``Let`` bindings: ``free_ids``); it keeps their current contents
 consolidated, and at the end of every time in which some input changed (``flush``) it
@@ -11,7 +12,7 @@ alike.
 
 Cost, honestly: the work of one changed time is proportional to the recursive computation
 (iterations x size of the bindings), *not* to the change.  Joins are hash joins and
-scalars are compiled once per operator.  One shortcut: when every binding is monotone
+the plan's nodes are prepared (scalars compiled) once per operator.  One shortcut: when every binding is monotone
 (``is_monotone``: no negation, threshold, top-k, aggregate, limit or ``mz_now()``) and the
 time brought inserts only, the iteration continues from the previous error-free fixpoint
 instead of from empty (the same least fixpoint, in far fewer iterations: one new edge at
@@ -27,8 +28,8 @@ go on.
 
 Invariants: the emitted updates always sum to exactly the LetRec's value over the current
 inputs (for any mix of inserts and retractions, and for non-monotone queries); the
-iteration rules are ``expr.iterate``'s, shared with ``tests.support.reference`` (recursion
-limits; a data error stops the iteration and becomes an error row, never an exception).
+iteration rules are ``expr.iterate``'s, shared with the test oracle (recursion limits; a
+data error stops the iteration and becomes an error row, never an exception).
 Deliberately not here: semi-naive / differential (delta) evaluation of an iteration,
 temporal filters inside recursive bindings (``mz_now()`` reads the time of the
 re-derivation), and a bound on iterations when the query gives no RECURSION LIMIT (like
@@ -40,15 +41,15 @@ from __future__ import annotations
 from typing import Optional
 
 from compute.render.operator import EMPTY, Operator
+from expr.interpret import Interpreter
 from expr.iterate import letrec_steps
 from expr.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, Let, LetRec, Map, Project, Reduce,
                            Union, children, node_scalars)
-from expr.scalar import columns_referenced, contains_mz_now, permute
+from expr.scalar import contains_mz_now
 from repr.errors import EvalError
 from repr.ids import GlobalId
-from tests.support import reference
 
-__all__ = ["LetRecOp", "FixpointEvaluator", "free_ids", "is_monotone"]
+__all__ = ["LetRecOp", "free_ids", "is_monotone"]
 
 
 def free_ids(expr) -> list:
@@ -106,86 +107,13 @@ def is_monotone(expr: LetRec) -> bool:
     return all(ok(v) for v in expr.values)
 
 
-class FixpointEvaluator(reference._Evaluator):
-    """The reference evaluator with hash joins and a per-operator cache of compiled scalars."""
-
-    def __init__(self, inputs, time, compile_scalar, cache: dict):
-        super().__init__(inputs, time, compile_scalar)
-        self.cache = cache
-
-    def scalar(self, expr):
-        try:
-            f = self.cache.get(expr)
-            if f is None:
-                f = self.cache[expr] = self.compile(expr)
-        except TypeError:  # an unhashable literal: compile without caching
-            f = self.compile(expr)
-        t = self.time
-        if t is None:
-            return f
-        return lambda row: f(row, time=t)
-
-    def _Get(self, e: Get, env):
-        if e.id in env:
-            oks, errs = env[e.id]
-            for r, c in errs.items():
-                self.errs[r] = self.errs.get(r, 0) + c
-            return oks  # read-only by every caller here
-        return self.inputs[e.id]
-
-    def _Join(self, e: Join, env):
-        if not e.inputs:
-            return super()._Join(e, env)
-        classes = [[(columns_referenced(x), x) for x in cls] for cls in e.equivalences]
-        rows = [((), 1)]
-        width = 0
-        for inp in e.inputs:
-            coll = self.eval(inp, env)
-            lo, width = width, width + inp.arity()
-            pre_keys, own_keys, checks = [], [], []
-            for cls in classes:
-                pre = [x for cols, x in cls if cols and max(cols) < lo]
-                own = [x for cols, x in cls if cols and min(cols) >= lo and max(cols) < width]
-                if pre and own:
-                    pre_keys.append(self.scalar(pre[0]))
-                    own_keys.append(self.scalar(permute(own[0], {c: c - lo for c in columns_referenced(own[0])})))
-                ready = [x for cols, x in cls if max(cols, default=-1) < width]
-                if len(ready) >= 2 and any(lo <= max(cols, default=-1) < width or (not cols and lo == 0)
-                                           for cols, _ in cls):
-                    checks.append([self.scalar(x) for x in ready])
-            index: dict = {}
-            for r2, c2 in coll.items():
-                try:
-                    key = tuple(g(r2) for g in own_keys)
-                except EvalError as ex:
-                    self.err(ex, c2)
-                    continue
-                index.setdefault(key, []).append((r2, c2))
-            nxt = []
-            for r, c in rows:
-                try:
-                    key = tuple(f(r) for f in pre_keys) if pre_keys else ()
-                except EvalError as ex:
-                    self.err(ex, c)
-                    continue
-                for r2, c2 in index.get(key, ()):
-                    row = r + r2
-                    try:
-                        if all(reference._datum_equal([f(row) for f in fs]) for fs in checks):
-                            nxt.append((row, c * c2))
-                    except EvalError as ex:
-                        self.err(ex, c * c2)
-            rows = nxt
-        return reference.consolidate(rows)
-
-
 class LetRecOp(Operator):
     """Input ports: ``inputs`` (``[(id, arity)]`` from ``free_ids``), in order.  Non-linear:
     ``push`` only accumulates; ``flush`` re-derives and emits the change (oks and errors)."""
 
     needs_flush = True
 
-    def __init__(self, expr: LetRec, inputs, compile_scalar=None):
+    def __init__(self, expr: LetRec, inputs):
         self.expr = expr
         self.ids = [i for i, _ in inputs]
         self.n_inputs = len(self.ids)
@@ -193,8 +121,8 @@ class LetRecOp(Operator):
         self.changed = True  # the first flush (hydration) always derives
         self.out: dict = {}
         self.out_errs: dict = {}
-        self.cache: dict = {}
-        self.compile = compile_scalar or reference.default_compiler()
+        #: the plan's prepared nodes, shared by every derivation's ``Interpreter``
+        self.prepared: dict = {}
         #: how many re-derivations started (tests and introspection)
         self.derivations = 0
         #: the derivation in progress (``letrec_steps`` generator) and its evaluator
@@ -238,7 +166,7 @@ class LetRecOp(Operator):
             self.continued = start is not None
             self.retracted = False
             self.fixpoint = None
-            self.ev = FixpointEvaluator(dict(zip(self.ids, self.state)), time, self.compile, self.cache)
+            self.ev = Interpreter(dict(zip(self.ids, self.state)), time, self.prepared)
             self.steps = letrec_steps(self.ev, self.expr, {}, start)
         if self.steps is None:
             return EMPTY, EMPTY
@@ -260,11 +188,11 @@ class LetRecOp(Operator):
         if errs and self.continued:
             # where an error stops the iteration depends on the path taken: redo it from empty
             self.continued = False
-            self.ev = FixpointEvaluator(dict(zip(self.ids, self.state)), time, self.compile, self.cache)
+            self.ev = Interpreter(dict(zip(self.ids, self.state)), time, self.prepared)
             self.steps = letrec_steps(self.ev, self.expr, {})
             return EMPTY, EMPTY  # flush_pending() is true: the render calls again
         self.steps = self.ev = None
-        values = getattr(ev, "letrec_values", None)
+        values = ev.letrec_values
         if self.monotone and not errs and values is not None:
             self.fixpoint = {i: oks for i, (oks, _e) in values.items()}
         return _diff(self.out, oks), _diff(self.out_errs, errs)

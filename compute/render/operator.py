@@ -122,23 +122,3 @@ def column_getter(indexes: Sequence[int]) -> Callable[[tuple], tuple]:
         i = idx[0]
         return lambda row: (row[i],)
     return itemgetter(*idx)
-
-
-def accumulate_counts(slot: int, Gs, vs, ds, skip_null: str = "") -> None:
-    """Add each value ``vs[i]`` with diff ``ds[i]`` to the value -> count dict in slot ``slot``
-    of its group state ``Gs[i]`` (created on first use), dropping counts that reach zero.
-    ``skip_null``: ``"value"`` leaves NULL values out, ``"first"`` leaves out records whose
-    first field is NULL (string_agg's (value, delimiter)); the test is inline, not a call per
-    row.  The multiset behind every non-invertible aggregate (string_agg, array_agg, ordered
-    aggregates, window partitions)."""
-    for G, v, d in zip(Gs, vs, ds):
-        if skip_null and (v is None or (skip_null == "first" and v[0] is None)):
-            continue
-        m = G[slot]
-        if m is None:
-            m = G[slot] = {}
-        n = m.get(v, 0) + d
-        if n:
-            m[v] = n
-        else:
-            del m[v]

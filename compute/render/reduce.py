@@ -1,48 +1,37 @@
 """Reduce (GROUP BY with aggregates) and Distinct.
 
-Owns ``ReduceOp`` and ``DistinctOp``.  State is one list per group ``G``: ``G[0]`` is
-the group's total multiplicity, then each aggregate's slots (count: the count; sum/avg:
-total and non-NULL count; var/stddev: n, sum, sum of squares; bool_and/or: true and
-false counts; min/max: a value multiset with a sorted index of distinct values, so
-retracting the current minimum is O(log n); string_agg/array_agg: a value multiset;
-DISTINCT variants: a value multiset in front of the inner aggregate, which sees a value
-enter when its count becomes positive and leave when it drops to zero).
+Owns ``ReduceOp`` and ``DistinctOp``.  State is one list per group ``G``, laid out and
+finished by the aggregate kinds of ``expr.aggregate`` (``G[0]`` is the group's total
+multiplicity, then each aggregate's slots).
 
 Invariants: ``push`` only accumulates (aggregate slots are updated in batch loops per
 aggregate, not per-row method calls) and records the touched groups; ``flush`` emits,
 per touched group, the retraction of the last emitted output and the new one, only
 when they differ.  ``outputs`` holds exactly what this operator has emitted and not
-retracted.  A group whose total multiplicity is negative outputs the error
-``Non-positive multiplicity in Reduce`` instead of a row; an aggregate's data error
-(e.g. sum overflow) replaces the group's row with the error row.  ``global_default``
-makes the empty group key produce the default row (count 0, others NULL) while the
-input is empty.
+retracted.  What a group outputs (its row, the error ``Non-positive multiplicity in
+Reduce`` while its multiplicity is negative, or an aggregate's data error) is
+``expr.aggregate.group_output``.  ``global_default`` makes the empty group key produce
+the default row (count 0, others NULL) while the input is empty.
 
-Deliberately not here: ``avg`` scale and overflow rules (``expr.functions`` finishers).
+Deliberately not here: the aggregates' semantics (``expr.aggregate``) and ``avg`` scale
+and overflow rules (``expr.functions`` finishers).
 """
 from __future__ import annotations
 
-from decimal import Decimal
 from operator import itemgetter
 import re
 from typing import Optional, Sequence
 
-from sortedcontainers import SortedList
-
-from compute.render.operator import EMPTY, Operator, accumulate_counts, take_touched
+from compute.render.operator import EMPTY, Operator, take_touched
+from expr.aggregate import NEG_MULT, Count, Sum, default_row, group_output, make_aggregates, new_state
 from expr.compile import compile_scalar, compile_source
-from expr.functions.aggregates import avg_finish, sum_finish, variance_finish
 from expr.relation import AggregateExpr
 from expr.scalar import Call, Column, Literal, ScalarExpr
 from repr.errors import EvalError
 
-__all__ = ["ReduceOp", "DistinctOp", "make_aggregate", "row_evaluator"]
+__all__ = ["ReduceOp", "DistinctOp", "row_evaluator"]
 
-NEG_MULT = ("XX000", "Non-positive multiplicity in Reduce")
 _SIMPLE = (bool, int, str, type(None))
-#: the keys under which min/max count NaN inputs (and remember one NaN value to return)
-_NAN = ("NaN",)
-_NAN_VALUE = ("NaN value",)
 
 
 def row_evaluator(exprs: Sequence[ScalarExpr]):
@@ -107,10 +96,10 @@ def group_update_body(spec, columns: Optional[Sequence[str]] = None) -> Optional
              "G[0] += d"]
     for part, a in zip(agg_parts, aggs):
         o = a.off
-        if type(a) is _Count:
+        if type(a) is Count:
             lines.append(f"if {col(part)} is not None:" if part not in ("True", "1") else "if True:")
             lines.append(f"    G[{o}] += d")
-        elif type(a) is _Sum:
+        elif type(a) is Sum:
             lines.append(f"v = {col(part)}")
             lines.append("if v is not None:")
             lines.append(f"    G[{o}] += v * d if d != 1 else v")
@@ -155,269 +144,6 @@ class _PairList(list):
         return self
 
 
-# ------------------------------------------------------------------ aggregates
-
-
-class _Agg:
-    slots = 1
-
-    def __init__(self, agg: AggregateExpr, off: int):
-        self.agg = agg
-        self.off = off
-        self.out_type = agg.output_type
-
-    def init(self, G: list) -> None:
-        G.extend([0] * self.slots)
-
-    def default(self):
-        return None
-
-
-class _Count(_Agg):
-    def update(self, Gs, vs, ds) -> None:
-        o = self.off
-        for G, v, d in zip(Gs, vs, ds):
-            if v is not None:
-                G[o] += d
-
-    def finish(self, G):
-        return G[self.off]
-
-    def default(self):
-        return 0
-
-
-class _Sum(_Agg):
-    slots = 2
-
-    def update(self, Gs, vs, ds) -> None:
-        o = self.off
-        o1 = o + 1
-        for G, v, d in zip(Gs, vs, ds):
-            if v is not None:
-                G[o] += v * d if d != 1 else v
-                G[o1] += d
-
-    def finish(self, G):
-        return sum_finish(G[self.off] if G[self.off + 1] else None, self.out_type)
-
-
-class _Avg(_Sum):
-    def finish(self, G):
-        n = G[self.off + 1]
-        return avg_finish(G[self.off], n, self.out_type) if n else None
-
-
-class _Var(_Agg):
-    slots = 3
-
-    def update(self, Gs, vs, ds) -> None:
-        o = self.off
-        for G, v, d in zip(Gs, vs, ds):
-            if v is not None:
-                G[o] += d
-                G[o + 1] += v * d
-                G[o + 2] += v * v * d
-
-    def finish(self, G):
-        o = self.off
-        return variance_finish(G[o], G[o + 1], G[o + 2], self.agg.func, self.out_type)
-
-
-class _Bool(_Agg):
-    slots = 2  # true count, false count
-
-    def update(self, Gs, vs, ds) -> None:
-        o = self.off
-        for G, v, d in zip(Gs, vs, ds):
-            if v is True:
-                G[o] += d
-            elif v is False:
-                G[o + 1] += d
-
-    def finish(self, G):
-        t, f = G[self.off], G[self.off + 1]
-        if t <= 0 and f <= 0:
-            return None
-        if self.agg.func == "bool_and":
-            return f <= 0
-        return t > 0
-
-
-def _is_nan(v) -> bool:
-    return v != v if isinstance(v, float) else isinstance(v, Decimal) and v.is_nan()
-
-
-class _MinMax(_Agg):
-    """Slot: ``[counts, sorted distinct values]`` (NULLs ignored).  NaN sorts above every
-    number (PostgreSQL) and is kept out of the sorted index: it is counted under the
-    single key ``_NAN`` (NaN objects are not equal to themselves, so never dict keys)."""
-
-    def init(self, G: list) -> None:
-        G.append(None)
-
-    def update(self, Gs, vs, ds) -> None:
-        o = self.off
-        for G, v, d in zip(Gs, vs, ds):
-            if v is None:
-                continue
-            s = G[o]
-            if s is None:
-                s = G[o] = ({}, SortedList())
-            counts, order = s
-            if v != v or (type(v) is Decimal and v.is_nan()):
-                n = counts.get(_NAN, 0) + d
-                if n:
-                    counts[_NAN] = n
-                    counts[_NAN_VALUE] = v
-                else:
-                    counts.pop(_NAN, None)
-                    counts.pop(_NAN_VALUE, None)
-                continue
-            c = counts.get(v, 0)
-            n = c + d
-            if n:
-                counts[v] = n
-                if not c:
-                    order.add(v)
-            else:
-                del counts[v]
-                order.remove(v)
-
-    def finish(self, G):
-        s = G[self.off]
-        if s is None:
-            return None
-        counts, order = s
-        nan = counts.get(_NAN, 0) > 0
-        if nan and self.agg.func == "max":
-            return counts[_NAN_VALUE]
-        it = order if self.agg.func == "min" else reversed(order)
-        for v in it:
-            if counts[v] > 0:
-                return v
-        return counts[_NAN_VALUE] if nan else None
-
-
-class _Multiset(_Agg):
-    """Slot: ``value -> count``; finishing sorts (string_agg, array_agg, jsonb_agg)."""
-
-    def init(self, G: list) -> None:
-        G.append(None)
-
-    def update(self, Gs, vs, ds) -> None:
-        accumulate_counts(self.off, Gs, vs, ds, "first" if self.agg.func == "string_agg" else "")
-
-    def finish(self, G):
-        m = G[self.off]
-        if not m:
-            return None
-        if self.agg.func == "string_agg":
-            vals = sorted(((v[0], v[1] is None, v[1] or ""), c) for v, c in m.items() if c > 0)
-            parts = []
-            for (val, isnull, delim), c in vals:
-                for _ in range(c):
-                    if parts:
-                        parts.append("" if isnull else delim)
-                    parts.append(val)
-            return "".join(parts) if parts else None
-        vals = sorted(((v is None, v if v is not None else 0), c) for v, c in m.items() if c > 0)
-        out = []
-        for (isnull, v), c in vals:
-            out.extend([None if isnull else v] * c)
-        from expr.functions.aggregates import collect_finish  # Array / Jsonb values
-        return collect_finish(self.agg.func, out) if out else None
-
-
-class _Distinct(_Agg):
-    """DISTINCT: a value multiset in front of ``inner``."""
-
-    def __init__(self, agg: AggregateExpr, off: int, inner: _Agg):
-        super().__init__(agg, off)
-        self.inner = inner
-        self.slots = 1 + inner.slots
-        self.keep_null = agg.func in ("array_agg", "jsonb_agg") and not agg.is_ordered_form()
-
-    def init(self, G: list) -> None:
-        G.append(None)
-        self.inner.init(G)
-
-    def update(self, Gs, vs, ds) -> None:
-        o = self.off
-        keep_null = self.keep_null
-        iG, iv, id_ = [], [], []
-        for G, v, d in zip(Gs, vs, ds):
-            if v is None and not keep_null:
-                continue
-            m = G[o]
-            if m is None:
-                m = G[o] = {}
-            c = m.get(v, 0)
-            n = c + d
-            if n:
-                m[v] = n
-            else:
-                del m[v]
-            if (c > 0) != (n > 0):
-                iG.append(G)
-                iv.append(v)
-                id_.append(1 if n > 0 else -1)
-        if iG:
-            self.inner.update(iG, iv, id_)
-
-    def finish(self, G):
-        return self.inner.finish(G)
-
-    def default(self):
-        return self.inner.default()
-
-
-# --- ordered-form aggregates: array_agg, jsonb_agg, jsonb_object_agg, ORDER BY
-
-
-class _Ordered(_Agg):
-    """Slot: ``record -> count`` of ``record(value, sort keys...)`` (NULL records, rows a
-    FILTER rejected, are skipped).  Non-invertible: finishing re-sorts the group's multiset
-    (``expr.functions.aggregates.ordered_aggregate``), work proportional to the group."""
-
-    def init(self, G: list) -> None:
-        G.append(None)
-
-    def update(self, Gs, vs, ds) -> None:
-        accumulate_counts(self.off, Gs, vs, ds, "value")
-
-    def finish(self, G):
-        from expr.functions.aggregates import ordered_aggregate
-        m = G[self.off]
-        if not m:
-            return None
-        return ordered_aggregate(self.agg.func, [(r, c) for r, c in m.items() if c > 0], self.agg.order_by)
-
-
-# --- end ordered-form aggregates
-
-_KINDS = {
-    "count": _Count, "sum": _Sum, "avg": _Avg, "min": _MinMax, "max": _MinMax,
-    "bool_and": _Bool, "bool_or": _Bool, "string_agg": _Multiset, "array_agg": _Multiset,
-    "jsonb_agg": _Multiset, "var_samp": _Var, "var_pop": _Var, "stddev_samp": _Var,
-    "stddev_pop": _Var, "variance": _Var, "stddev": _Var,
-}
-
-
-def make_aggregate(agg: AggregateExpr, off: int) -> _Agg:
-    # --- window functions (compute.render.window): one basic aggregate per partition
-    if agg.func == "window":
-        from compute.render.window import WindowAgg
-        return WindowAgg(agg, off)  # type: ignore[arg-type, return-value]
-    # --- end window functions
-    cls = _Ordered if agg.is_ordered_form() else _KINDS.get(agg.func)
-    if cls is None:
-        raise AssertionError(f"reduce: unknown aggregate {agg.func!r}")
-    if agg.distinct:
-        return _Distinct(agg, off, cls(agg, off + 1))
-    return cls(agg, off)
-
-
 # ------------------------------------------------------------------ operators
 
 
@@ -431,12 +157,7 @@ class ReduceOp(Operator):
         display = getattr(self.eval, "display", None)
         #: evaluation fused with pre-consolidation when the inputs are columns/literals
         self._fused = fused_accumulator(display) if display is not None else None
-        self.aggs: list[_Agg] = []
-        off = 1
-        for a in aggregates:
-            agg = make_aggregate(a, off)
-            self.aggs.append(agg)
-            off += agg.slots
+        self.aggs, off = make_aggregates(aggregates)
         self.global_default = global_default and not group_key
         parts = getattr(self.eval, "parts", None)
         #: count/sum of columns: rows update their groups directly (``fused_group_update``)
@@ -488,10 +209,7 @@ class ReduceOp(Operator):
             key = kv[:nk] if nk else ()
             G = groups.get(key)
             if G is None:
-                G = [0]
-                for a in aggs:
-                    a.init(G)
-                groups[key] = G
+                G = groups[key] = new_state(aggs)
                 touched.add(key)
             elif key not in touched:
                 touched.add(key)
@@ -522,18 +240,11 @@ class ReduceOp(Operator):
             G = groups.get(key)
             new = None
             if G is not None:
-                n = G[0]
-                if n == 0:
+                new = group_output(aggs, key, G)
+                if new is None:  # its multiplicity is zero
                     del groups[key]
-                elif n < 0:
-                    new = (True, NEG_MULT)
-                else:
-                    try:
-                        new = (False, key + tuple(a.finish(G) for a in aggs))
-                    except EvalError as e:
-                        new = (True, (e.sqlstate, e.message))
             if new is None and self.global_default:
-                new = (False, tuple(a.default() for a in aggs))
+                new = (False, default_row(aggs))
             old = outputs.get(key)
             if old == new:
                 continue

@@ -1,9 +1,8 @@
 """TopK: per group, the rows ranked ``offset <= rank < offset + limit``.
 
 Owns ``TopKOp``.  Per group it keeps ``row -> count`` and a sorted index of the distinct
-rows (``sortedcontainers.SortedKeyList``) under the order key with PostgreSQL's NULL
-placement, ties broken by the whole row (NULLs last), exactly the order of
-``tests.support.reference.cmp_by_order``.  Invariants: ``push`` only accumulates; ``flush``
+rows (``sortedcontainers.SortedKeyList``) under ``expr.order.sort_key_function`` (PostgreSQL's
+NULL placement, ties broken by the whole row).  Invariants: ``push`` only accumulates; ``flush``
 recomputes the window of each touched group by walking the sorted index from its start
 (O(log n + offset + limit) per touched group, independent of the group's size when a
 limit is set) and emits the difference from what it emitted before.  A row with negative
@@ -12,82 +11,15 @@ multiplicity in TopK`` while it stays negative.
 """
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Optional, Sequence
 
 from sortedcontainers import SortedKeyList
 
 from compute.render.operator import EMPTY, Operator, column_getter, take_touched
+from expr.order import TOPK_NEG_MULT, sort_key_function
 from expr.relation import ColumnOrder
 
-__all__ = ["TopKOp", "sort_key_function"]
-
-NEG_MULT = ("XX000", "Negative multiplicity in TopK")
-
-
-class Desc:
-    """A value ordered in reverse (for DESC on non-numeric types)."""
-
-    __slots__ = ("v",)
-
-    def __init__(self, v):
-        self.v = v
-
-    def __lt__(self, other):
-        return other.v < self.v
-
-    def __gt__(self, other):
-        return other.v > self.v
-
-    def __eq__(self, other):
-        return self.v == other.v
-
-    def __hash__(self):
-        return hash(self.v)
-
-
-_NUMERIC = (int, float, Decimal)
-
-
-def sort_key_function(order_key: Sequence[ColumnOrder]):
-    """``row -> tuple`` whose natural order is the TopK order (ties by the whole row)."""
-    order = tuple(order_key)
-
-    def key(row):
-        k = []
-        for o in order:
-            v = row[o.column]
-            if v is None:
-                k.append(1 if o.nulls_last else 0)
-                k.append(0)
-                k.append(0)
-            else:
-                k.append(0 if o.nulls_last else 1)
-                if isinstance(v, _NUMERIC) and not isinstance(v, int) and _nan(v):
-                    k.append(-1 if o.desc else 1)  # NaN above every number
-                    k.append(0)
-                elif o.desc:
-                    k.append(0)
-                    k.append(-v if isinstance(v, _NUMERIC) else Desc(v))
-                else:
-                    k.append(0)
-                    k.append(v)
-        for v in row:
-            if v is None:
-                k.append(2)
-                k.append(0)
-            elif isinstance(v, _NUMERIC) and not isinstance(v, int) and _nan(v):
-                k.append(1)
-                k.append(0)
-            else:
-                k.append(0)
-                k.append(v)
-        return tuple(k)
-    return key
-
-
-def _nan(v) -> bool:
-    return v != v if isinstance(v, float) else v.is_nan()
+__all__ = ["TopKOp"]
 
 
 class TopKOp(Operator):
@@ -203,7 +135,7 @@ class TopKOp(Operator):
                 if row not in old:
                     oks.append((row, c))
             if neg != oldneg:
-                errs.append((NEG_MULT, neg - oldneg))
+                errs.append((TOPK_NEG_MULT, neg - oldneg))
             if new or neg:
                 outputs[g] = (new, neg)
             else:

@@ -1,10 +1,12 @@
 """RuntimeDriver: a thread that drives one runtime state machine.
 
-Owns the thread, the runtime's command queue and the wake-up condition.  The thread wakes
-on a command, on a storage upper advance (the runtime's waker, fed by StorageCollection
-listeners and registry seal/hold callbacks) and on shutdown; between wake-ups it steps the
-runtime with bounded fuel while steps do work, checking for new commands between steps,
-and pushes every response to the attached sink (the Multiplexer's merged queue).
+Owns the thread, the runtime's command queue and the wake-up condition, and the two
+drivers' policies (``DriverPolicy``, chosen by ``RuntimeDriver.for_maintenance`` and
+``RuntimeDriver.for_interactive``).  The thread wakes on a command, on a storage upper
+advance (the runtime's waker, fed by StorageCollection listeners and registry seal/hold
+callbacks) and on shutdown; between wake-ups it steps the runtime with bounded fuel while
+steps do work, checking for new commands between steps, and pushes every response to the
+attached sink (the Multiplexer's merged queue).
 
 Invariants: commands are handed to the runtime in arrival order, by one thread at a time:
 the driver's, or a sender's while the driver's thread is parked (``send`` applies a read's
@@ -16,186 +18,50 @@ work); an exception escaping ``handle`` or ``step`` is reported as a ``Status`` 
 and every peek the runtime could not settle is answered with an internal error, so nothing
 hangs silently; ``shutdown()`` stops the thread and joins it.
 
-Deliberately not here: any logic of the runtime (tests step runtimes by hand without this).
+Deliberately not here: any logic of the runtime (tests step runtimes by hand without this),
+and the process-wide settings urgency and busy periods request (``compute.replica.scheduling``).
 """
 from __future__ import annotations
 
 import collections
 import contextlib
-import gc
-import sys
+from dataclasses import dataclass
 import threading
 import time
 from typing import Any, Callable, Optional
 
 from compute.errors import ComputeProtocolError
-from compute.protocol import Status
+from compute.protocol import AllowCompaction, CancelPeek, CreateDataflow, Peek, Schedule, Status
+from compute.replica.scheduling import BULK_AFTER_STEPS, BULK_GC, URGENT, Urgency
 
 
-class SwitchIntervals:
-    """The interpreter's switch interval as the minimum of the intervals requested by
-    this module's mechanisms (``Urgency``, ``BulkGC``), and the program's own value when
-    none is requested.  The program's value is read when the first request arrives; if the
-    program changes the interval while requests are active, its change is kept when they end
-    (``release`` restores only what this module set)."""
+@dataclass(frozen=True)
+class DriverPolicy:
+    """What differs between the drivers of the two runtimes (chosen by the named
+    constructors of ``RuntimeDriver``; tests of the mechanisms build their own)."""
 
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._requests: dict = {}
-        self._saved: Optional[float] = None
-        self._set: Optional[float] = None
-
-    def request(self, owner, interval: float) -> None:
-        with self._lock:
-            if not self._requests:
-                self._saved = sys.getswitchinterval()
-            self._requests[owner] = interval
-            self._apply()
-
-    def release(self, owner) -> None:
-        with self._lock:
-            if self._requests.pop(owner, None) is not None:
-                self._apply()
-
-    def _apply(self) -> None:
-        if self._set is not None and sys.getswitchinterval() != self._set:
-            self._saved = sys.getswitchinterval()  # the program changed it meanwhile: keep that
-        target = min([self._saved] + list(self._requests.values())) if self._requests else self._saved
-        if target is not None:
-            sys.setswitchinterval(target)
-            self._set = sys.getswitchinterval()
-        if not self._requests:
-            self._saved = self._set = None
+    #: command types a sender may apply itself, on its own thread, while the runtime is idle
+    #: (thread parked, nothing queued, no wake-up pending): ``RuntimeDriver.send``
+    inline_commands: tuple = ()
+    #: after such a command the sender also steps the runtime while steps do work, for at
+    #: most ``RuntimeDriver.INLINE_STEP_BUDGET_S`` (the rest is left to the thread), and
+    #: ``RuntimeDriver.assist`` may step it
+    inline_steps: bool = False
+    #: each queued command raises the urgency until this driver has worked it off and gone
+    #: idle (``compute.replica.scheduling.Urgency``)
+    urgent_commands: bool = False
+    #: step aside between steps while the urgency is pending
+    yields_to_urgent: bool = False
 
 
-#: the process's one ``SwitchIntervals``
-SWITCH_INTERVAL = SwitchIntervals()
-
-
-class Urgency:
-    """How many latency-sensitive hand-offs are in flight in this process: commands queued
-    for the interactive runtime and not yet worked off, and peek answers delivered to a
-    waiting session that has not woken yet.
-
-    All runtimes of the process share one GIL.  A thread that wants it waits up to the
-    switch interval (5 ms) while a busy runtime keeps it, and a read crosses threads two or
-    three times, so without this a read behind a hydrating dataflow pays tens of
-    milliseconds of hand-offs for well under a millisecond of work.  A driver made with
-    ``yields_to_urgent`` (maintenance) checks ``pending`` after every bounded step and, while
-    it is set, sleeps in short slices (so the GIL is surely released) for at most
-    ``YIELD_BUDGET_S``: the interactive work and the woken reader run first, maintenance
-    resumes right after.  The budget bounds the cost of a raise that is never lowered.  While
-    anything is pending the interpreter's switch interval is ``URGENT_SWITCH_S`` (restored to
-    the program's own value when the count returns to zero), so even a thread in the middle
-    of a long step hands the GIL over within a fraction of a millisecond.  Process-wide on
-    purpose: the GIL is.  Tests: tests/test_latency_mechanisms.py."""
-
-    YIELD_BUDGET_S = 0.003
-    SLICE_S = 0.00005
-    URGENT_SWITCH_S = 0.0002
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._n = 0
-
-    @property
-    def pending(self) -> int:
-        return self._n
-
-    def raise_(self, n: int = 1) -> None:
-        with self._lock:
-            if not self._n and n > 0:
-                # while anything is urgent, a thread holding the GIL gives it up after
-                # URGENT_SWITCH_S instead of the interpreter's interval (5 ms): the waiting
-                # interactive runtime or reader gets in within a fraction of a millisecond
-                # even in the middle of a maintenance step
-                SWITCH_INTERVAL.request(self, self.URGENT_SWITCH_S)
-            self._n += n
-
-    def lower(self, n: int = 1) -> None:
-        with self._lock:
-            was = self._n
-            self._n = max(0, self._n - n)
-            if was and not self._n:
-                SWITCH_INTERVAL.release(self)  # the program's own setting again, unless busy
-
-    def yield_while_pending(self) -> float:
-        """Sleep in slices while anything is pending (bounded); returns the seconds yielded."""
-        if not self._n:
-            return 0.0
-        start = time.perf_counter()
-        deadline = start + self.YIELD_BUDGET_S
-        while self._n and time.perf_counter() < deadline:
-            time.sleep(self.SLICE_S)
-        return time.perf_counter() - start
-
-
-#: the process's one ``Urgency`` (see there)
-URGENT = Urgency()
-
-
-class BulkGC:
-    """While any runtime is in a long busy period (a hydration, a large batch), Python's
-    cyclic collector runs its young generation every ``BULK_THRESHOLD0`` (10,000) allocations
-    instead of every 700.  Building a million-row arrangement allocates millions of tuples; at the
-    default threshold every tenth young collection promotes enough of them to trigger a
-    full collection, and each full collection walks every structure being built (1M-row
-    index: 9 full collections, ~0.7 s of a 2 s build).  The rows are acyclic, so collecting
-    them later loses nothing; the process's own thresholds come back when the last busy
-    runtime goes idle.  10,000 rather than more: a young collection cannot be interrupted,
-    and at 50,000 the middle generation's collections paused every thread for 15-20 ms.
-    The oldest generation's threshold goes to ``BULK_THRESHOLD2`` (100 middle-generation
-    collections instead of 10) as well: a full collection walks everything being built and
-    stops every thread for tens of milliseconds (1M orders: ~0.1 s of load and hydration, and
-    most of a busy period's worst read latencies); deferred, it runs after the busy period.
-    While busy, the switch interval is also lowered to ``BUSY_SWITCH_S`` (``SwitchIntervals``).
-    Process-wide on purpose: the collector is."""
-
-    BULK_THRESHOLD0 = 10_000
-    BULK_THRESHOLD2 = 100
-    #: while a runtime is busy, threads hand the GIL over after this long: a session waking
-    #: to issue a read waits about this long for its turn, not the interpreter's 5 ms
-    BUSY_SWITCH_S = 0.001
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._n = 0
-        self._saved: Optional[tuple] = None
-
-    def enter(self) -> None:
-        with self._lock:
-            if not self._n:
-                self._saved = gc.get_threshold()
-                t0, t1, t2 = self._saved
-                if t0:  # 0: the program disabled automatic collection; leave it so
-                    gc.set_threshold(*self._bulk(self._saved))
-                SWITCH_INTERVAL.request(self, self.BUSY_SWITCH_S)
-            self._n += 1
-
-    def _bulk(self, saved: tuple) -> tuple:
-        t0, t1, t2 = saved
-        return (max(t0, self.BULK_THRESHOLD0), t1, max(t2, self.BULK_THRESHOLD2))
-
-    @property
-    def active(self) -> bool:
-        """Some runtime is in a long busy period (background work may wait)."""
-        return self._n > 0
-
-    def exit(self) -> None:
-        with self._lock:
-            self._n = max(0, self._n - 1)
-            if not self._n and self._saved is not None:
-                if self._saved[0] and gc.get_threshold() == self._bulk(self._saved):
-                    gc.set_threshold(*self._saved)  # unless the program changed it meanwhile
-                self._saved = None
-                SWITCH_INTERVAL.release(self)
-
-
-#: the process's one ``BulkGC``
-BULK_GC = BulkGC()
-#: consecutive steps with work after which a runtime counts as busy with bulk work (about
-#: 20 ms of work: a single change never gets there)
-BULK_AFTER_STEPS = 8
+#: Maintenance steps aside (briefly) for the interactive runtime and for readers being woken
+#: with an answer.  A sender may apply a peek inline, never its other commands: those may
+#: start long work (a hydration), which is its thread's.
+MAINTENANCE_POLICY = DriverPolicy(inline_commands=(Peek, CancelPeek), inline_steps=True, yields_to_urgent=True)
+#: The interactive runtime's commands are urgent, and a sender may apply everything a read
+#: sends inline and step its peek dataflows briefly: a read then needs no thread hop.
+INTERACTIVE_POLICY = DriverPolicy(inline_commands=(Peek, CancelPeek, CreateDataflow, Schedule, AllowCompaction),
+                                  inline_steps=True, urgent_commands=True)
 
 
 _DEFERRED = threading.local()
@@ -249,26 +115,23 @@ class RuntimeDriver:
     #: seconds of inline stepping a sender may spend before handing the rest to the thread
     INLINE_STEP_BUDGET_S = 0.002
 
-    def __init__(self, runtime, *, fuel: Optional[int] = None, name: Optional[str] = None,
-                 start: bool = True, urgent_commands: bool = False, yields_to_urgent: bool = False,
-                 urgency: Optional[Urgency] = None, inline_commands: tuple = (),
-                 inline_steps: bool = False):
-        """``urgent_commands``: each command raises ``urgency`` until this driver has worked
-        it off and gone idle (the interactive runtime).  ``yields_to_urgent``: step aside
-        while ``urgency`` is pending (maintenance).  ``urgency`` defaults to ``URGENT``.
+    @classmethod
+    def for_maintenance(cls, runtime, **kw) -> "RuntimeDriver":
+        """The maintenance runtime's driver (``MAINTENANCE_POLICY``)."""
+        return cls(runtime, MAINTENANCE_POLICY, **kw)
 
-        ``inline_commands``: command types a sender may apply itself, on its own thread,
-        when the runtime is idle (thread parked, nothing queued, no wake-up pending): see
-        ``send``.  ``inline_steps``: after such a command the sender also steps the runtime
-        while steps do work, for at most ``INLINE_STEP_BUDGET_S`` (the rest is left to the
-        thread), and ``assist`` may step it."""
+    @classmethod
+    def for_interactive(cls, runtime, **kw) -> "RuntimeDriver":
+        """The interactive runtime's driver (``INTERACTIVE_POLICY``)."""
+        return cls(runtime, INTERACTIVE_POLICY, **kw)
+
+    def __init__(self, runtime, policy: DriverPolicy, *, fuel: Optional[int] = None, name: Optional[str] = None,
+                 start: bool = True, urgency: Optional[Urgency] = None):
+        """``policy``: see ``DriverPolicy``; ``urgency`` defaults to the process's ``URGENT``."""
         self.runtime = runtime
+        self.policy = policy
         self.fuel = fuel
         self.urgency = URGENT if urgency is None else urgency
-        self.urgent_commands = urgent_commands
-        self.yields_to_urgent = yields_to_urgent
-        self.inline_commands = tuple(inline_commands)
-        self.inline_steps = inline_steps
         #: the driver thread owns the runtime (from leaving its wait with work until it
         #: parks again); a sender may apply a command inline only while this is False
         self._running = False
@@ -307,26 +170,27 @@ class RuntimeDriver:
 
     def send(self, command) -> None:
         """Queue ``command`` for the thread (dropped after ``shutdown``: nothing runs then),
-        or, for an ``inline_commands`` type while the runtime is idle, apply it on the
-        caller's thread.
+        or, for a type of the policy's ``inline_commands`` while the runtime is idle, apply it
+        on the caller's thread.
 
-        Waking a parked thread costs an OS wake-up and a GIL hand-off (100-200 us each here),
-        and a read crosses to the runtime and back: most of a fast-path read's latency when
-        the runtime has nothing else to do.  Applied inline, the answer reaches the waiting
-        controller on the sender's own thread.  Order and exclusion are kept: a command is
+        Waking a parked thread costs an OS wake-up and a GIL hand-off, and a read crosses to
+        the runtime and back: most of a fast-path read's latency when the runtime has nothing
+        else to do.  Applied inline, the answer reaches the waiting controller on the sender's
+        own thread.  Order and exclusion are kept: a command is
         inlined only when nothing is queued, no wake-up is pending and the thread is parked;
         while it runs, later commands queue and the thread waits for the sender to finish
         (``_inline``).  A busy runtime never inlines, so a sender never waits for it."""
         with self._cond:
             if self._stopping:
                 return
-            if (self.inline_commands and isinstance(command, self.inline_commands)
+            policy = self.policy
+            if (policy.inline_commands and isinstance(command, policy.inline_commands)
                     and not (self._running or self._inline or self._commands or self._woken)
                     and self._thread.is_alive()):
                 self._inline = True
             else:
                 self._commands.append(command)
-                if self.urgent_commands:
+                if policy.urgent_commands:
                     self.urgency.raise_()
                 self._cond.notify()
                 return
@@ -335,7 +199,7 @@ class RuntimeDriver:
 
     def _work_inline(self, commands) -> None:
         """The runtime's work on this thread, which has claimed it (``_inline``): ``commands``
-        in order, then bounded steps (``inline_steps``), in the runtime thread's numeric
+        in order, then bounded steps (the policy's ``inline_steps``), in the runtime thread's numeric
         context (``_run``); then the claim is released and the thread told of what came
         meanwhile."""
         import decimal
@@ -345,7 +209,7 @@ class RuntimeDriver:
             with decimal.localcontext(NUMERIC_CONTEXT):
                 for c in commands:
                     self._handle_one(c)
-                if self.inline_steps:
+                if self.policy.inline_steps:
                     self._step_inline()
         finally:
             with self._cond:
@@ -398,7 +262,7 @@ class RuntimeDriver:
         answer calls this: the work its answer waits for (a write propagating through
         maintenance, a parked peek) then runs at once on the reader's thread instead of after
         two thread wake-ups.  A runtime whose thread is on it is left alone."""
-        if not self.inline_steps:  # assisting is stepping: only where inline steps are allowed
+        if not self.policy.inline_steps:  # assisting is stepping: only where inline steps are allowed
             return False
         with self._cond:
             if (self._running or self._inline or self._stopping or not (self._commands or self._woken)
@@ -412,7 +276,7 @@ class RuntimeDriver:
         try:
             self._work_inline(commands)
         finally:
-            if self.urgent_commands and commands:
+            if self.policy.urgent_commands and commands:
                 self.urgency.lower(len(commands))  # raised by ``send`` when they were queued
         return True
 
@@ -506,13 +370,13 @@ class RuntimeDriver:
                     if self._urgent_taken:
                         self.urgency.lower(self._urgent_taken)
                         self._urgent_taken = 0
-                    if self.urgent_commands and self._commands:
+                    if self.policy.urgent_commands and self._commands:
                         self.urgency.lower(len(self._commands))
                     return
                 commands = list(self._commands)
                 self._commands.clear()
                 self._woken = False
-                if self.urgent_commands:
+                if self.policy.urgent_commands:
                     self._urgent_taken += len(commands)
             for c in commands:
                 self._handle_one(c)
@@ -527,7 +391,7 @@ class RuntimeDriver:
                         break
                 if not did:
                     break
-                if self.yields_to_urgent and self.urgency.pending:
+                if self.policy.yields_to_urgent and self.urgency.pending:
                     self.urgency.yield_while_pending()
                     continue
                 # Between bounded activations, hand the GIL to any thread that wants it (the

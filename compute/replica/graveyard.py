@@ -16,7 +16,7 @@ references are not counted by ``getrefcount``, so a buried object must not be wa
 one that reads it: the runtime closes a dataflow (releasing its holds, which its
 finalizer would otherwise do) before burying it.
 
-Deliberately not here: deciding what to drop (``compute.replica.runtime``), tuples (they are
+Deliberately not here: deciding what to drop (``compute.replica.core``), tuples (they are
 immutable and freed cheaply with their container's entries).
 """
 from __future__ import annotations

@@ -19,8 +19,9 @@ Invariants protected here:
   condition variable, and the publisher advances ``upper`` and notifies under it;
   ``on_seal`` callbacks are registered before the caller's check and fired after the
   advance, outside the lock.
-* **A snapshot import holds only immutable batches.**  ``import_snapshot_at`` returns
-  ``FrozenArrangement``s over the batch tuples of the moment; no hold survives it.
+* **A snapshot import holds only immutable batches.**  ``import_snapshot_at`` returns the
+  spines' ``ReadHandle``s of the moment, bounded one step past ``as_of``
+  (``compute.arrangement.read``); no hold survives it.
 
 Threads: the publisher (maintenance runtime) is the only caller that mutates spines
 (``set_logical_compaction``), always on its own thread; other threads only change holds
@@ -36,10 +37,10 @@ import itertools
 import threading
 from typing import Any, Callable, Iterable, NamedTuple, Optional
 
-from compute.arrangement.batch import entries, probe_key
+from compute.arrangement.read import ReadHandle
 from compute.errors import ComputeProtocolError
 from repr.ids import GlobalId
-from repr.timestamp import MIN, Frontier, frontier_le, frontier_min, try_step_forward
+from repr.timestamp import MIN, Frontier, frontier_le, frontier_min
 
 
 class PublisherFailed(Exception):
@@ -47,99 +48,11 @@ class PublisherFailed(Exception):
     violation; readers answer their peeks with an internal error instead of waiting."""
 
 
-# ---------------------------------------------------------------- frozen snapshots
-
-
-class FrozenArrangement:
-    """An immutable read view over a spine's batches, bounded one step past ``as_of``.
-
-    Exposes the read methods of ``compute.arrangement.spine.Spine`` (``snapshot``, ``lookup``,
-    ``updates_between``, ``read_handle``, ``since``, ``upper``, ``batches``).  It holds
-    the batch tuple of the moment it was taken; batches are never mutated, so no lock
-    and no hold is needed to read it from any thread.
-    """
-
-    def __init__(self, batches: tuple, since: Frontier, upper: Frontier, source: Any = None):
-        self.batches = tuple(batches)
-        #: the spine's since when the snapshot was taken; reads below it are refused
-        self.since = since
-        #: ``<= `` the spine's upper then; for a bounded import ``as_of + 1`` (empty at MAX)
-        self.upper = upper
-        self._source = source
-
-    @classmethod
-    def of(cls, spine: Any, as_of: Optional[int] = None) -> Any:
-        """A frozen view of ``spine`` now, bounded one step past ``as_of`` when given (at
-        ``MAX`` the bound is the empty frontier: the final state).  Uses the spine's own
-        ``ReadHandle.bounded`` when it has one (``compute.arrangement.spine``)."""
-        handle = spine.read_handle()
-        bound = None if as_of is None else try_step_forward(as_of)
-        if hasattr(handle, "bounded"):
-            return handle.bounded(bound) if as_of is not None else handle
-        batches, since, upper = handle
-        return cls(batches, since, frontier_min(upper, bound), spine)
-
-    def __getattr__(self, name: str) -> Any:  # key_fn, arity, ...: the source's static shape
-        src = self.__dict__.get("_source")
-        if src is None:
-            raise AttributeError(name)
-        return getattr(src, name)
-
-    def read_handle(self) -> tuple:
-        return (self.batches, self.since, self.upper)
-
-    def _check(self, as_of: int) -> None:
-        if self.since is None or as_of < self.since:
-            raise ComputeProtocolError(f"read at {as_of} below the snapshot's since {self.since}")
-
-    def _bounded(self, t: int) -> bool:
-        return self.upper is None or t < self.upper
-
-    def snapshot(self, as_of: int) -> dict:
-        self._check(as_of)
-        out: dict = {}
-        for batch in self.batches:
-            for ups in batch.updates.values():
-                for row, t, d in entries(ups):
-                    if t <= as_of and self._bounded(t):
-                        c = out.get(row, 0) + d
-                        if c:
-                            out[row] = c
-                        else:
-                            del out[row]
-        return out
-
-    def lookup(self, key: Any, as_of: int) -> dict:
-        self._check(as_of)
-        if probe_key(getattr(self._source, "key_fn", None)) is not None:
-            key = key[0]  # a one-column key is stored as the value (``compute.arrangement.batch.stored_key``)
-        out: dict = {}
-        for batch in self.batches:
-            ups = batch.updates.get(key)
-            for row, t, d in (entries(ups) if ups is not None else ()):
-                if t <= as_of and self._bounded(t):
-                    c = out.get(row, 0) + d
-                    if c:
-                        out[row] = c
-                    else:
-                        del out[row]
-        return out
-
-    def updates_between(self, lower: int, upper: Frontier) -> list:
-        out = []
-        for batch in self.batches:
-            for ups in batch.updates.values():
-                for row, t, d in entries(ups):
-                    if t >= lower and (upper is None or t < upper) and self._bounded(t):
-                        out.append((row, t, d))
-        out.sort(key=lambda u: u[1])
-        return out
-
-
 class SharedImport(NamedTuple):
-    """An imported index as a dataflow sees it (``ImportedIndex``): frozen oks and errs."""
-    oks: Any
-    errs: Any
+    """An imported index as a dataflow sees it (``ImportedIndex``): frozen oks and errs
+    (``ReadHandle``s bounded one step past the import's ``as_of``)."""
+    oks: ReadHandle
+    errs: ReadHandle
 
 
 # ---------------------------------------------------------------- publication points
@@ -414,19 +327,25 @@ class SharedArrangementRegistry:
         with self._cond:
             return self._try_import(id, as_of, holder)
 
-    def _try_import(self, id: GlobalId, as_of: int, holder: str) -> Optional[SharedImport]:
+    def _readable(self, id: GlobalId, what: str) -> Optional[PublicationPoint]:
+        """``id``'s slot once adopted (``None`` while a placeholder); refuses a dropped id
+        (``what`` names the refused read) and a failed publisher.  Lock held."""
         if id in self._retired:
-            raise ComputeProtocolError(f"cannot import {id} at as_of {as_of}: the index was dropped")
+            raise ComputeProtocolError(f"{what}: the index was dropped")
         slot = self._slot(id)
         if slot.failed is not None:
             raise PublisherFailed(f"index {id} failed: {slot.failed}")
-        if not slot.adopted:
+        return slot if slot.adopted else None
+
+    def _try_import(self, id: GlobalId, as_of: int, holder: str) -> Optional[SharedImport]:
+        slot = self._readable(id, f"cannot import {id} at as_of {as_of}")
+        if slot is None:
             return None
         if not frontier_le(slot.since, as_of):
             raise ComputeProtocolError(self._refusal(slot, as_of, holder))
         if slot.upper is not None and slot.upper <= as_of:
             return None
-        return SharedImport(FrozenArrangement.of(slot.oks, as_of), FrozenArrangement.of(slot.errs, as_of))
+        return SharedImport(slot.oks.read_handle().frozen_at(as_of), slot.errs.read_handle().frozen_at(as_of))
 
     def import_snapshot_at(self, id: GlobalId, as_of: int, holder: str = "interactive",
                            timeout: Optional[float] = None) -> Optional[SharedImport]:
@@ -439,17 +358,11 @@ class SharedArrangementRegistry:
                                          or self._try_import(id, as_of, holder) is not None), timeout)
             return self._try_import(id, as_of, holder)
 
-    def read_published(self, id: GlobalId) -> Optional[tuple[FrozenArrangement, FrozenArrangement]]:
-        """The current (unbounded) frozen oks/errs of an adopted slot, else ``None``."""
+    def read_published(self, id: GlobalId) -> Optional[tuple[ReadHandle, ReadHandle]]:
+        """The current (unbounded) read handles of an adopted slot's oks/errs, else ``None``."""
         with self._cond:
-            if id in self._retired:
-                raise ComputeProtocolError(f"read of {id}: the index was dropped")
-            slot = self._slot(id)
-            if slot.failed is not None:
-                raise PublisherFailed(f"index {id} failed: {slot.failed}")
-            if not slot.adopted:
-                return None
-            return FrozenArrangement.of(slot.oks), FrozenArrangement.of(slot.errs)
+            slot = self._readable(id, f"read of {id}")
+            return None if slot is None else (slot.oks.read_handle(), slot.errs.read_handle())
 
     # ------------------------------------------------------------ introspection
     def since(self, id: GlobalId) -> Frontier:

@@ -3,19 +3,21 @@
 Owns constant folding of scalar subtrees (no column, no ``mz_now()``) and of relational
 subtrees whose every leaf is an error-free ``Constant``.  Invariant: folding never turns
 a run-time data error into a plan-time one: a constant subtree whose evaluation raises
-keeps its expression, so the error surfaces when the plan runs.  Deliberately not
-here: boolean algebra on partly-constant expressions (``simplify_boolean_logic``).
+keeps its expression, so the error surfaces when the plan runs.  Folding evaluates with the
+code compute runs: scalars with ``expr.compile.evaluate_constant``, relations with
+``expr.interpret``.  Deliberately not here: boolean algebra on partly-constant expressions
+(``simplify_boolean_logic``).
 """
 from __future__ import annotations
 
 import dataclasses
 
-from expr.relation import (Constant, Filter, FlatMap, Get, Join, Let, LetRec, Map, Reduce, TopK, children,
-                           node_scalars)
+from expr.compile import evaluate_constant
+from expr.interpret import evaluate
+from expr.relation import Constant, Filter, FlatMap, Join, Let, LetRec, Map, Reduce, children, node_scalars
 from expr.scalar import Call, CallMzNow, Column, If, Literal, contains_mz_now
 from planner.optimize.util import is_constant_scalar, transform_up
 from repr.errors import EvalError
-from tests.support import reference
 
 #: joins of constants are folded only when the cross product stays this small
 MAX_FOLDED_ROWS = 10_000
@@ -37,7 +39,7 @@ def fold_scalar(e):
         e = If(cond, then, els, e.type)
     if is_constant_scalar(e):
         try:
-            value = reference.evaluate_constant(e)
+            value = evaluate_constant(e)
         except EvalError:
             return e
         except Exception:  # noqa: BLE001 - an unfoldable expression stays as it is
@@ -83,7 +85,7 @@ def _fold_relation(expr):
         if size > MAX_FOLDED_ROWS:
             return expr
     try:
-        oks, errs = reference.evaluate_with_errors(expr, {})
+        oks, errs = evaluate(expr)
     except Exception:  # noqa: BLE001 - leave it for run time
         return expr
     if errs:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from expr.interpret import consolidate
 from expr.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, Let, LetRec, Map, Negate, Project,
                            Reduce, Threshold, TopK, Union)
 from expr.scalar import columns_referenced, permute
-from tests.support.reference import consolidate
 
 
 def _project(e, outputs):
@@ -47,9 +47,7 @@ def _carries_stored_rows_whole(join, x, off: int, local: tuple) -> bool:
     becomes a new tuple, built, tracked by the collector and stored in the join's
     arrangement beside the original; kept whole, the arrangement refers to the original,
     and a deletion finds its row by identity.  The join's fused final projection (a Project
-    right above it) narrows its output instead.  A 10,000-row change to a 1M-row input of
-    the freshness view: about 10-25% less time for each kind of change (``python -m
-    bench``), and one fewer tuple per stored row.  Only when
+    right above it) narrows its output instead.  Only when
 
     * the join is binary: its path-order row is built once and projected straight away, so
       the unused columns cost nothing; a multiway join would carry them in every
@@ -57,10 +55,8 @@ def _carries_stored_rows_whole(join, x, off: int, local: tuple) -> bool:
     * ``x`` keeps some column its join keys do not use: rows narrowed to their keys alone
       collapse into one counted row per key, which the whole rows would not;
     * ``x`` keeps at least half of its columns: the arrangement hashes every value of each
-      row it adds or removes, so a whole row pays for the columns nobody reads (10,000
-      rows, hot caches: a whole 3-, 6- or 10-column row goes into a dict in 73/85/102 ns,
-      a 2-column copy is built and put in 113-118 ns; with cold rows each extra value read
-      is another cache miss), and past half the unread ones dominate."""
+      row it adds or removes, so a whole row pays for the columns nobody reads, and past
+      half the unread ones dominate."""
     if len(join.inputs) != 2 or len(local) == x.arity() or 2 * len(local) < x.arity():
         return False
     base = x

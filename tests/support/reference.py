@@ -7,8 +7,10 @@ are signed (``Negate`` may make them negative until ``Threshold`` clips them).  
 errors (``EvalError``) never escape ``evaluate_with_errors``: they are collected as error
 rows ``(sqlstate, message) -> count``.  Deliberately not here: speed (nested loops,
 whole-collection recomputation), incrementality, and scalar function implementations
-(``expr.compile`` provides them; a tiny tree-walker over a handful of functions is
-the fallback until it exists, and is what this package's own tests use).
+(``expr.compile`` provides them; ``fallback_compile``, a tiny tree-walker over a handful
+of generic functions, is what tests of plans built with those functions patch in).  It is
+independent of the production evaluator it checks (``expr.interpret``: compiled MFPs, hash
+joins, the maintained aggregates).
 
 Over 600 lines: it evaluates every MIR node from scratch in one evaluator, on purpose
 independent of the operators it checks; window and recursion semantics live in
@@ -598,13 +600,8 @@ class _Evaluator:
 
     # ---- LetRec: iterated to a fixpoint by expr.iterate (the one definition)
     def _LetRec(self, e, env):
-        from expr.iterate import letrec_steps
-        steps = letrec_steps(self, e, env)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as stop:
-                return stop.value
+        from expr.iterate import letrec_value
+        return letrec_value(self, e, env)
 
 
 def evaluate_with_errors(expr, inputs: Mapping, time: Optional[int] = None, *,

@@ -4,7 +4,7 @@ Owns ``reference_window``: a ``WindowAggregateExpr``'s value for one partition, 
 straight from the definitions (PostgreSQL's): for every row, its peers, rank and frame
 are found by comparing it with every other row (frame exclusion too), and frame aggregates are
 ``tests.support.reference.apply_aggregate`` over the frame's values.  Quadratic on purpose:
-it shares no mechanism with ``compute.render.window`` (no pointers, no accumulators) except the
+it shares no mechanism with ``expr.window_eval`` (no pointers, no accumulators) except the
 tie-break among peers (the whole row, ``tests.support.reference.cmp_by_order``), which both must
 agree on for order-dependent functions such as ``row_number``.
 Deliberately not here: speed.

@@ -1,28 +1,27 @@
-"""A compute runtime: the replica-side state machine for one role.
+"""The state machine both compute runtimes share: hosted dataflows, peeks, frontier reports.
 
-Owns the dataflows a runtime hosts, its pending peeks, and the frontier stream it reports.
-Two roles:
-
-* ``"maintenance"`` hosts every dataflow that is not a peek dataflow (indexes, materialized
-  views, subscribes) and, with sharing enabled, publishes every index export (oks and errs)
-  in the ``SharedArrangementRegistry``; it applies compaction through the registry so the
-  published since never passes a standing or reader hold.
-* ``"interactive"`` hosts peek dataflows only and builds no copy of a maintained index:
-  its index imports are late-bound snapshots from the registry (a reader hold at ``as_of``
-  from arrival until the seal, then immutable batches only), and a peek on a published
-  index is answered off the registry's published spine.  An ``AllowCompaction`` for an id
-  it does not host becomes a standing hold bounding the publisher.
+Owns ``RuntimeCore``: the dataflows a runtime hosts, its pending peeks, the frontier stream
+it reports and the graveyard its dropped dataflows are freed through.  The two runtimes are
+subclasses that fill in the hooks below (``compute.replica.maintenance``,
+``compute.replica.interactive``); ``role`` names the runtime in reports and errors only.
 
 Invariants: commands are applied in arrival order; every protocol "must" is checked here,
 at the receiving boundary (``ComputeProtocolError``); frontier reports per id never regress
 and end with the empty frontier when the collection is dropped; every peek is answered
-exactly once; stepping is fuel-bounded and round-robin, so one hydrating dataflow does not
-starve the others.
+exactly once; stepping is fuel-bounded and every built dataflow gets its fuel in every step,
+in creation order, so one hydrating dataflow does not starve the others.
+
+The hooks (each documented where it is defined; the base does nothing or refuses):
+``_admit`` (a runtime's own checks of a description), ``_resolve_index_imports`` (what an
+index import reads), ``_bind`` (build now or later), ``_built``, ``_unbind``, ``_on_failed``,
+``_compaction_for_unhosted``, ``_compact_export``, ``_retire_export``, ``_serves_unhosted``
+/ ``_await_published`` / ``_published_readers`` (peeks on collections hosted elsewhere),
+``_prepare_step``, ``_progressed`` and ``_after_dataflows`` (stepping).
 
 A runtime is only a state machine (``handle``, ``step``, ``drain_responses``); it never
-blocks and owns no thread (``compute.replica.driver`` drives it).  Deliberately not here: routing
-(``compute.multiplexer``), operators (``compute.render.dataflow``), the read of a peek
-(``compute.peek``).
+blocks and owns no thread (``compute.replica.driver`` drives it).  Deliberately not here:
+routing (``compute.multiplexer``), operators (``compute.render.dataflow``), the read of a
+peek (``compute.peek``), and anything that differs between the two runtimes.
 """
 from __future__ import annotations
 
@@ -39,17 +38,15 @@ from compute.replica.registry import PublisherFailed, ReadHold, SharedArrangemen
 from repr.ids import GlobalId
 from repr.timestamp import Frontier, frontier_le
 
-ROLES = ("maintenance", "interactive")
-
 
 class _Hosted:
     """One dataflow hosted by this runtime."""
 
     def __init__(self, desc):
         self.desc = desc
-        #: the built dataflow; ``None`` while an interactive import waits for its seal
+        #: the built dataflow; ``None`` while a late-bound import waits for its seal
         self.df: Any = None
-        #: interactive: reader holds at ``as_of`` on unsealed index imports (released at build)
+        #: reader holds at ``as_of`` on late-bound index imports (interactive; released at build)
         self.holds: dict[GlobalId, ReadHold] = {}
         #: export ids not yet dropped; once empty the dataflow is dropped, unless another
         #: dataflow still imports one of its arrangements (then it runs on, unreported)
@@ -73,26 +70,21 @@ class _PendingPeek:
         self.peek = peek
         self.kind = kind
         self.mfp_fn = None
-        #: a seal callback registered with the registry (interactive fast path)
+        #: a seal callback registered with the registry (a peek on a published index)
         self.seal_cb: Optional[Callable[[], None]] = None
 
 
-class Runtime:
-    """A compute runtime in role ``maintenance`` or ``interactive`` (see the module doc)."""
+class RuntimeCore:
+    """The shared state machine (see the module doc); instantiate a subclass."""
 
-    def __init__(self, role: str, storage, registry: Optional[SharedArrangementRegistry] = None, *,
-                 enabled_sharing: bool = True, dataflow_factory: Optional[Callable] = None,
-                 fuel: int = 10_000):
-        if role not in ROLES:
-            raise ValueError(f"unknown runtime role {role!r}")
-        self.role = role
+    #: the runtime's name in reports, ``PeekResponse.answered_by`` and error messages
+    role = "runtime"
+
+    def __init__(self, storage, registry: Optional[SharedArrangementRegistry] = None, *,
+                 dataflow_factory: Optional[Callable] = None, fuel: int = 10_000):
         #: GlobalId -> StorageCollection (tables, MV outputs); filled by the coordinator
         self.storage = storage
         self.registry = registry if registry is not None else SharedArrangementRegistry()
-        #: maintenance publishes its index exports; interactive requires it
-        self.enabled_sharing = enabled_sharing
-        if role == "interactive" and not enabled_sharing:
-            raise ValueError("the interactive runtime reads only shared arrangements")
         self._factory = dataflow_factory
         self.fuel = fuel
         self._dataflows: list[_Hosted] = []
@@ -112,10 +104,6 @@ class Runtime:
         self.config: dict = {}
         #: kind -> number of peeks received ("fast_path" | "dataflow")
         self.peek_counts: dict[str, int] = {"fast_path": 0, "dataflow": 0}
-        if role == "interactive":
-            self.registry.register_standing_holder(role)
-        elif enabled_sharing:
-            self.registry.add_publisher_waker(self._wake)
 
     # ------------------------------------------------------------ driving
     def set_waker(self, fn: Optional[Callable[[], None]]) -> None:
@@ -172,12 +160,7 @@ class Runtime:
         for eid in desc.export_ids():
             if eid in self._ever:
                 raise ComputeProtocolError(f"{self.role}: export id {eid} reused")
-        if self.role == "interactive":
-            if not desc.is_peek_dataflow():
-                raise ComputeProtocolError(f"interactive runtime: {desc.debug_name!r} is not a peek dataflow")
-            bad = [i for i in desc.import_ids() if i.is_transient()]
-            if bad:
-                raise ComputeProtocolError(f"interactive runtime: peek dataflow imports transient {bad}")
+        self._admit(desc)
         h = _Hosted(desc)
         sources = {}
         for s in desc.source_imports:
@@ -188,25 +171,7 @@ class Runtime:
                 raise ComputeProtocolError(f"{self.role}: source {s.id} since {coll.since} has passed "
                                            f"as_of {desc.as_of} of {desc.debug_name!r}")
             sources[s.id] = coll
-        indexes = {}
-        for imp in desc.index_imports:
-            if self.role == "interactive":
-                try:
-                    h.holds[imp.id] = self.registry.acquire_read_hold(imp.id, desc.as_of, self.role)
-                except ComputeProtocolError as e:
-                    # loud, but keep the exports known so their peeks are answered, not lost
-                    self._install(h, {}, {})
-                    self._fail(h, str(e))
-                    raise
-                continue
-            prod = self._export_of.get(imp.id)
-            if prod is None or prod.df is None:
-                raise ComputeProtocolError(f"maintenance: index import {imp.id} is not a live index")
-            exp = prod.df.exports[imp.id]
-            if not frontier_le(exp.oks.since, desc.as_of):
-                raise ComputeProtocolError(f"maintenance: index {imp.id} since {exp.oks.since} has "
-                                           f"passed as_of {desc.as_of} of {desc.debug_name!r}")
-            indexes[imp.id] = exp
+        indexes = self._resolve_index_imports(h)
         sinks = {}
         for s in desc.sink_exports:
             if s.kind == "materialized_view":
@@ -215,12 +180,18 @@ class Runtime:
                     raise ComputeProtocolError(f"{self.role}: sink target {s.id} is not a storage collection")
                 sinks[s.id] = coll
         self._install(h, sources, sinks)
-        if h.holds:
-            for iid in h.holds:
-                self.registry.on_seal(iid, self._wake)
-            self._try_build(h)
-        else:
-            self._build(h, indexes)
+        self._bind(h, indexes)
+
+    def _admit(self, desc) -> None:
+        """Hook: refuse (``ComputeProtocolError``) a description this runtime must not host."""
+
+    def _resolve_index_imports(self, h: _Hosted) -> Any:
+        """Hook: what ``h``'s index imports read (checked; refusing loudly), for ``_bind``."""
+        raise NotImplementedError
+
+    def _bind(self, h: _Hosted, indexes: Any) -> None:
+        """Hook: build ``h`` over ``indexes`` now (the default) or once they are importable."""
+        self._build(h, indexes)
 
     def _install(self, h: _Hosted, sources, sinks) -> None:
         for coll in sources.values():
@@ -240,47 +211,19 @@ class Runtime:
         return self._factory
 
     def _build(self, h: _Hosted, indexes) -> None:
-        d = h.desc
-        h.df = self._factory_fn()(d, sources=h.sources, indexes=indexes, sinks=h.sinks)
-        if self.role == "maintenance" and self.enabled_sharing:
-            for e in d.index_exports:
-                exp = h.df.exports[e.id]
-                self.registry.publish(e.id, exp.oks, exp.errs)
+        h.df = self._factory_fn()(h.desc, sources=h.sources, indexes=indexes, sinks=h.sinks)
+        self._built(h)
 
-    def _try_build(self, h: _Hosted) -> bool:
-        """Interactive: build once every index import has sealed past as_of."""
-        got = {}
-        for iid in h.holds:
-            try:
-                snap = self.registry.try_import_snapshot_at(iid, h.desc.as_of, self.role)
-            except PublisherFailed as e:
-                self._fail(h, str(e))
-                return True
-            except ComputeProtocolError as e:
-                self._fail(h, str(e))
-                raise
-            if snap is None:
-                return False
-            got[iid] = snap
-        for iid, hold in h.holds.items():
-            hold.release()
-            self.registry.remove_on_seal(iid, self._wake)
-        h.holds = {}
-        self._build(h, got)
-        return True
+    def _built(self, h: _Hosted) -> None:
+        """Hook: ``h.df`` was just built."""
 
     def _allow_compaction(self, id: GlobalId, frontier: Frontier) -> None:
         h = self._export_of.get(id)
         if h is None:
             if id in self._ever:
                 raise ComputeProtocolError(f"{self.role}: AllowCompaction for dropped {id}")
-            if self.role == "interactive":
-                # not a collection hosted here: a standing hold on a published one (a stray
-                # transient id from the peer has nothing importable: nothing to do)
-                if not id.is_transient():
-                    self.registry.set_standing_hold(id, self.role, frontier)
-                return
-            raise ComputeProtocolError(f"maintenance: AllowCompaction for unknown id {id}")
+            self._compaction_for_unhosted(id, frontier)
+            return
         if frontier is None:
             self._drop_export(h, id)
             return
@@ -289,19 +232,23 @@ class Runtime:
         exp = h.df.exports.get(id) if hasattr(h.df, "exports") else None
         if exp is None:
             return  # a sink: its storage output's compaction is the coordinator's
-        if self.role == "maintenance" and self.enabled_sharing:
-            self.registry.allow_compaction(id, frontier)
-            self.registry.apply_compactions()
-        elif frontier_le(exp.oks.since, frontier):
+        self._compact_export(id, exp, frontier)
+
+    def _compaction_for_unhosted(self, id: GlobalId, frontier: Frontier) -> None:
+        """Hook: ``AllowCompaction`` for an id this runtime never hosted."""
+        raise NotImplementedError
+
+    def _compact_export(self, id: GlobalId, exp, frontier: Frontier) -> None:
+        """Hook: apply ``AllowCompaction(id, frontier)`` to a live index export (by default
+        to its own spines directly)."""
+        if frontier_le(exp.oks.since, frontier):
             exp.oks.set_logical_compaction(frontier)
             exp.errs.set_logical_compaction(frontier)
 
     def _drop_export(self, h: _Hosted, id: GlobalId) -> None:
         h.live.discard(id)
         del self._export_of[id]
-        if self.role == "maintenance" and self.enabled_sharing and \
-                any(e.id == id for e in h.desc.index_exports):
-            self.registry.unpublish(id)
+        self._retire_export(h, id)
         for p in list(self._peeks.values()):
             if p.peek.target == id:
                 self._respond(p, PeekError(peeks.INTERNAL, f"peek target {id} was dropped while the peek was pending"))
@@ -310,6 +257,9 @@ class Runtime:
         self._reported.pop(id, None)
         if not h.live:
             self._collect_dropped()
+
+    def _retire_export(self, h: _Hosted, id: GlobalId) -> None:
+        """Hook: export ``id`` of ``h`` was just dropped."""
 
     def _imported_by_live(self, h: _Hosted) -> bool:
         """Another hosted dataflow still reads one of ``h``'s arrangements in place."""
@@ -330,11 +280,7 @@ class Runtime:
                     changed = True
 
     def _drop_dataflow(self, h: _Hosted) -> None:
-        for hold in h.holds.values():
-            hold.release()
-        for iid in h.holds:
-            self.registry.remove_on_seal(iid, self._wake)
-        h.holds = {}
+        self._unbind(h)
         for coll, fn in h.listeners:
             coll.remove_listener(fn)
         h.listeners = []
@@ -349,30 +295,44 @@ class Runtime:
             self._graveyard.bury(h.df)
             h.df = None
 
+    def _unbind(self, h: _Hosted) -> None:
+        """Hook: ``h`` is being dropped; give up what ``_resolve_index_imports`` acquired."""
+
     # ------------------------------------------------------------ peeks
     def _peek(self, peek: Peek) -> None:
         if peek.uuid in self._peeks:
             raise ComputeProtocolError(f"{self.role}: peek {peek.uuid} already pending")
         h = self._export_of.get(peek.target)
-        if h is None and (self.role == "maintenance" or peek.target.is_transient()):
+        kind = "dataflow" if peek.target.is_transient() else "fast_path"
+        if h is None and not self._serves_unhosted(peek.target):
             # A protocol violation, and loud; but every peek gets its one answer, or the
             # controller waits for it forever (e.g. after a dataflow it created was refused).
             msg = f"{self.role}: peek {peek.uuid} targets unknown index {peek.target}"
-            p = _PendingPeek(peek, "dataflow" if peek.target.is_transient() else "fast_path")
+            p = _PendingPeek(peek, kind)
             self._peeks[peek.uuid] = p
             self._respond(p, PeekError(peeks.INTERNAL, msg))
             raise ComputeProtocolError(msg)
-        kind = "dataflow" if peek.target.is_transient() else "fast_path"
         self.peek_counts[kind] = self.peek_counts.get(kind, 0) + 1
         p = _PendingPeek(peek, kind)
         self._peeks[peek.uuid] = p
         if h is not None and h.failed is not None:
             self._respond(p, PeekError(peeks.INTERNAL, f"dataflow {h.name!r} failed: {h.failed}"))
             return
-        if h is None:  # interactive fast path off the published arrangement
-            p.seal_cb = self._wake
-            self.registry.on_seal(peek.target, p.seal_cb)
+        if h is None:
+            self._await_published(p)
         self._try_answer(p)
+
+    def _serves_unhosted(self, target: GlobalId) -> bool:
+        """Hook: whether a peek may target ``target`` though no dataflow here exports it."""
+        return False
+
+    def _await_published(self, p: _PendingPeek) -> None:
+        """Hook: ``p`` targets a collection hosted elsewhere (``_serves_unhosted``): arrange
+        to be woken when it may become answerable."""
+
+    def _published_readers(self, target: GlobalId):
+        """Hook: ``(oks, errs)`` readers of a collection hosted elsewhere, or ``None`` (not yet)."""
+        return None
 
     def _readers(self, p: _PendingPeek):
         h = self._export_of.get(p.peek.target)
@@ -381,7 +341,7 @@ class Runtime:
                 return None
             exp = h.df.exports[p.peek.target]
             return exp.oks, exp.errs
-        return self.registry.read_published(p.peek.target)
+        return self._published_readers(p.peek.target)
 
     def _try_answer(self, p: _PendingPeek) -> bool:
         try:
@@ -434,25 +394,20 @@ class Runtime:
             coll = h.sinks.get(s.id)
             if coll is not None and hasattr(coll, "fail"):
                 coll.fail(message)  # readers of the materialized view see it, not a stall
-        for hold in h.holds.values():
-            hold.release()
-        if self.role == "maintenance" and self.enabled_sharing:
-            for e in h.desc.index_exports:
-                if e.id in h.live:
-                    self.registry.fail(e.id, message)
+        self._on_failed(h, message)
         self._responses.append(Status(f"{self.role}: dataflow {h.name!r} failed: {message}"))
         for p in list(self._peeks.values()):
             if p.peek.target in h.live:
                 self._respond(p, PeekError(peeks.INTERNAL, f"dataflow {h.name!r} failed: {message}"))
 
+    def _on_failed(self, h: _Hosted, message: str) -> None:
+        """Hook: ``h`` just failed with ``message`` (its own peeks are answered next)."""
+
     # ------------------------------------------------------------ stepping
     def step(self, fuel: Optional[int] = None) -> bool:
         """Do a bounded amount of work; True when anything happened."""
         fuel = self.fuel if fuel is None else fuel
-        did = False
-        for h in list(self._dataflows):
-            if h.df is None and h.failed is None and h.holds:
-                did |= self._try_build(h)
+        did = self._prepare_step()
         built = [h for h in self._dataflows if h.df is not None and h.failed is None]
         for h in built:
             msg = self._failed_input(h)
@@ -460,14 +415,11 @@ class Runtime:
                 self._fail(h, msg)  # it could only wait for ever: answer its readers
                 did = True
         built = [h for h in built if h.failed is None]
-        n = len(built)
-        publishing = self.role == "maintenance" and self.enabled_sharing
-        for k in range(n):
+        for h in built:
             # creation order, which is dependency order (an importer is created after what
             # it imports): a change flows from a table's index through a view into the
             # index on it within one step.  Every dataflow gets its fuel in every step, so
             # no rotation is needed for fairness.
-            h = built[k]
             if h.df is None:
                 continue  # dropped by a callback during this step
             try:
@@ -476,22 +428,14 @@ class Runtime:
                 self._fail(h, f"{e!r}")
                 did = True
                 continue
-            # Publish this dataflow's progress and answer the peeks it unblocks now, not after
-            # every other dataflow's activation: a cheap index's readers (on either runtime)
-            # must not wait behind a hydrating neighbour.
-            if publishing:
-                for e in h.desc.index_exports:
-                    if e.id in h.live:
-                        self.registry.note_upper(e.id)
+            # Announce this dataflow's progress and answer the peeks it unblocks now, not
+            # after every other dataflow's activation: a cheap index's readers (on either
+            # runtime) must not wait behind a hydrating neighbour.
+            self._progressed(h)
             if self._peeks:
                 for p in list(self._peeks.values()):
                     did |= self._try_answer(p)
-        if self.role == "maintenance" and self.enabled_sharing:
-            for h in built:
-                for e in h.desc.index_exports:
-                    if e.id in h.live:
-                        self.registry.note_upper(e.id)
-            did |= self.registry.apply_compactions()
+        did |= self._after_dataflows(built)
         for h in built:
             if h.df is None:
                 continue
@@ -508,6 +452,17 @@ class Runtime:
         if self._graveyard:
             did |= self._graveyard.work()
         return did
+
+    def _prepare_step(self) -> bool:
+        """Hook: work at the start of every step; whether it did any."""
+        return False
+
+    def _progressed(self, h: _Hosted) -> None:
+        """Hook: ``h`` was just stepped (its exports may have advanced)."""
+
+    def _after_dataflows(self, built: list) -> bool:
+        """Hook: every built dataflow was stepped; whether this did any work."""
+        return False
 
     def _report_frontiers(self, h: _Hosted) -> bool:
         did = False

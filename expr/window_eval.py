@@ -1,11 +1,12 @@
 """Window functions: the per-partition evaluation of a window aggregate.
 
 Owns ``PartitionEvaluator`` (a whole partition's values, compiled once per aggregate) and
-``WindowAgg``, the aggregate kind ``compute.render.reduce.ReduceOp`` uses for ``func ==
-"window"`` (``expr.window`` has the vocabulary).
+``WindowAgg``, the aggregate kind ``expr.aggregate.make_aggregate`` gives for ``func ==
+"window"`` (so the maintained ``compute.render.reduce.ReduceOp`` and ``expr.interpret``
+evaluate windows alike; ``expr.window`` has the vocabulary).
 
 Invariants: rows of a partition are ordered by the function's ORDER BY with PostgreSQL's
-NULL placement and ties broken by the whole row (``compute.render.topk.sort_key_function``),
+NULL placement and ties broken by the whole row (``expr.order.sort_key_function``),
 so the output is a function of the partition's multiset.  The aggregate is *basic* (not
 invertible): a changed partition is recomputed from its multiset, and nothing else is
 touched.  Frame bounds are positions in the sorted partition (ROWS: offsets; GROUPS and
@@ -23,7 +24,8 @@ test oracle's ``tests.support.window_reference``).
 """
 from __future__ import annotations
 
-from compute.render.operator import accumulate_counts
+from expr.aggregate import accumulate_counts, make_aggregate
+from expr.order import sort_key_function
 from expr.relation import AggregateExpr
 from expr.window import WindowAggregateExpr, WindowFrame, WindowFunc
 from repr.errors import EvalError
@@ -39,7 +41,6 @@ class PartitionEvaluator:
     """``rows -> tuple of row + values``, for the functions of one window aggregate."""
 
     def __init__(self, funcs):
-        from compute.render.topk import sort_key_function
         self.funcs = tuple(funcs)
         self.keys = {}
         for f in self.funcs:
@@ -259,7 +260,6 @@ class _Accumulator:
     on a state list) with two monotone pointers."""
 
     def __init__(self, agg: AggregateExpr):
-        from compute.render.reduce import make_aggregate
         self.kind = make_aggregate(agg, 1)
         self.exact = agg.func in _EXACT_RETRACT or (agg.func in ("sum", "avg") and agg.input_type in _INT_TYPES)
 

@@ -1,0 +1,70 @@
+"""The shared fixtures of the test suite.
+
+Owns the connections tests open: ``connect`` (a factory; what it opens is closed at
+teardown), ``interactive`` (the ``enable_compute_interactive_runtime`` setting, on then off),
+``con`` and ``cur`` (a connection, a cursor, under each setting), ``clocked_con`` (the same
+with a ``ManualClock`` as ``con.clock``, starting at ``clock_start``).  A module that needs
+a schema, another clock start, another scope or a single setting overrides the fixture of
+the same name (pytest hands an override the shared one when it asks for it by name) and
+says why.  The default per-test timeout lives in pyproject.toml (``[tool.pytest.ini_options]``
+``timeout``, thread method: a hang prints every thread's stack and ends the run).
+Deliberately not here: helpers and stand-ins that tests import (``tests/support/``).
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import pytest
+
+import mzlite
+from mzlite.oracle import ManualClock
+
+BOTH_SETTINGS = dict(params=[True, False], ids=["interactive", "maintenance-only"])
+
+
+@pytest.fixture
+def connect():
+    """``connect(interactive=None, clock=None) -> Connection``, closed at teardown;
+    ``interactive`` None keeps the default setting; a ``clock`` is also ``con.clock``."""
+    opened = []
+
+    def open_connection(interactive: Optional[bool] = None, clock: Optional[Callable[[], int]] = None):
+        params = {} if interactive is None else {"enable_compute_interactive_runtime": interactive}
+        c = mzlite.connect(system_parameters=params, clock=clock)
+        if clock is not None:
+            c.clock = clock
+        opened.append(c)
+        return c
+    yield open_connection
+    for c in reversed(opened):
+        c.close()
+
+
+@pytest.fixture(**BOTH_SETTINGS)
+def interactive(request) -> bool:
+    """``enable_compute_interactive_runtime``: each test runs with it on, then off."""
+    return request.param
+
+
+@pytest.fixture
+def con(connect, interactive):
+    """A connection under each interactive-runtime setting."""
+    return connect(interactive)
+
+
+@pytest.fixture
+def cur(con):
+    """A cursor of ``con``."""
+    return con.cursor()
+
+
+@pytest.fixture
+def clock_start() -> int:
+    """Where ``clocked_con``'s clock starts (ms); a module overrides it for another start."""
+    return 1_000
+
+
+@pytest.fixture
+def clocked_con(connect, interactive, clock_start):
+    """A connection under each setting whose time is ``con.clock``, a ``ManualClock``."""
+    return connect(interactive, clock=ManualClock(clock_start))
