@@ -178,8 +178,7 @@ def _apply_template(db, plan, arity, ix, cols, pinned, check, new_fns, fast, par
         return None
     # one read of every candidate row, through the index
     session = _NoTxnSession()
-    ts = db.reader.choose_timestamp(session, {ix.id})
-    holds = db.reader.hold({ix.id}, ts)
+    ts, holds = db.reader.choose_and_hold(session, {ix.id})
     try:
         resp = db.controller.peek(ix.id, tuple(keys), ts, RowSetFinishing(),
                                   MapFilterProject.identity(arity))

@@ -29,6 +29,7 @@ from mzlite.controller import ComputeController
 from mzlite.cursor import Result
 from mzlite.ddl import create_index_dataflow, create_materialized_view_dataflow
 from mzlite.dialect import parse_in_dialect
+from mzlite.holds import StorageHolds
 from mzlite.introspection import Introspection
 from mzlite.oracle import TICK_MS, TimestampOracle
 from mzlite.reads import Reader
@@ -52,34 +53,6 @@ TICK_SECONDS = TICK_MS / 1000 / 4  # reads use ticks once settled (TICK_MS / 2),
 FOLD_STEP_SECONDS = 0.025
 #: how often a statement waiting for another connection's statement checks for an interrupt
 LOCK_POLL_SECONDS = 0.05
-
-
-class StorageHolds:
-    """Read holds on storage collections (tables, MV outputs): compaction never passes one."""
-
-    def __init__(self):
-        self._holds: dict[GlobalId, dict[int, int]] = {}
-        self._ids = itertools.count(1)
-        self._lock = threading.Lock()
-
-    def acquire(self, ids, t: int):
-        out = []
-        with self._lock:
-            for gid in ids:
-                h = next(self._ids)
-                self._holds.setdefault(gid, {})[h] = t
-                out.append((gid, h))
-        return out
-
-    def release(self, holds) -> None:
-        with self._lock:
-            for gid, h in holds:
-                self._holds.get(gid, {}).pop(h, None)
-
-    def min_hold(self, gid) -> Optional[int]:
-        with self._lock:
-            hs = self._holds.get(gid)
-            return min(hs.values()) if hs else None
 
 
 class _Unlocked:
@@ -216,6 +189,7 @@ class Database:
         """A connection closed ``session``: its cursors and subscriptions end; the database
         closes with its last session."""
         close_session(self, session)
+        self.reader.end_transaction(session)
         with self._sessions_lock:
             self.sessions.pop(session.conn_id, None)
             last = not self.sessions
@@ -282,15 +256,9 @@ class Database:
         # a later tick, off the critical path of the work a session is waiting for (and of
         # its peak memory).  Since advances regardless.
         fold = not self.replica.busy
-        for gid, coll in list(self.storage.collections.items()):
-            if coll.upper is None or coll.since is None:
-                continue
-            target = coll.upper - 1 - window
-            h = self.storage_holds.min_hold(gid)
-            if h is not None:
-                target = min(target, h)
-            if target > coll.since:
-                coll.compact(target, fold=fold)
+        for coll in list(self.storage.collections.values()):
+            if coll.upper is not None and coll.since is not None:
+                self.storage_holds.compact(coll, coll.upper - 1 - window, fold=fold)
 
     # -------------------------------------------------------------- statements
     def execute_sql(self, session: Session, sql: str, params) -> Result:

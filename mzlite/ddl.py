@@ -40,8 +40,7 @@ def create_table(db, session, plan, stmt, params) -> Result:
 def _create_dataflow(db, desc, on_created=None):
     """Create ``desc`` at ``Reader.dataflow_as_of`` of its imports, which stay held there until
     the dataflow's frontier passes it; ``on_created(as_of)`` runs first (an MV's output)."""
-    as_of = db.reader.dataflow_as_of(desc.import_ids())
-    holds = db.reader.hold(desc.import_ids(), as_of)
+    as_of, holds = db.reader.dataflow_as_of(desc.import_ids())
     desc = dataclasses.replace(desc, as_of=as_of)
     try:
         if on_created is not None:

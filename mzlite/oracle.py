@@ -80,13 +80,15 @@ class TimestampOracle:
         applied = max(self._last_write, self._last_read, self._settled)
         return now if now - applied >= self.tick_ms else applied
 
-    def read_ts(self) -> int:
+    def read_ts(self, at_clock: bool = False) -> int:
         """The timestamp a strict-serializable read uses: at or after every committed write
         and every timestamp read before.  The caller advances table uppers past it (a no-op
-        unless this read caught up with the clock)."""
+        unless this read caught up with the clock).  ``at_clock``: at or after the clock
+        too (a read whose answer depends on the time itself: ``mz_now()``, temporal filters),
+        without waiting for a tick to settle."""
         with self._lock:
             now = self.clock()
-            t = self._read_time(now)
+            t = max(now, self._read_time(now)) if at_clock else self._read_time(now)
             if t == now and t > max(self._last_write, self._last_read, self._settled):
                 self._ticks.append(t)
             self._last_read = t

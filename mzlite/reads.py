@@ -8,20 +8,24 @@ holds that keep compaction from passing a read in progress, peek planning (const
 path off an existing index, or a transient peek dataflow), the conversion of the response
 (``Reader.rows_of``), and the optimized expressions of cached SELECT plans.
 Invariants: a read at ``t`` holds every collection it reads at ``t`` from before the
-timestamp is checked until the response arrives; a peek dataflow is dropped after its
+timestamp is checked until the response arrives (``choose_and_hold``: the holds are refused
+when a since passed ``t`` meanwhile, and a freely chosen ``t`` is chosen again); an explicit
+transaction holds its time domain at its read timestamp from its first read until it ends
+(``end_transaction``); a read that depends on the time itself is at or after the clock
+(``reads_the_clock``); a peek dataflow is dropped after its
 one peek, whatever the outcome; strict serializable reads see every committed write.
 Deliberately not here: SQL, planning rules (``planner.peek``), or answering a peek
 (compute does that).
 """
 from __future__ import annotations
 
-from typing import Optional
-
 from compute import protocol as P
 from expr.compile import evaluate_constant
 from expr.finishing import finish
 from expr.mfp import MapFilterProject
+from mzlite.controller import SinceError
 from mzlite.cursor import Result
+from mzlite.temporal import reads_mz_now
 from planner.lower import build_peek_dataflow, resolve_imports
 from planner.optimize import optimize
 from planner.output_typmods import output_typmods
@@ -31,6 +35,9 @@ from repr.ids import GlobalId
 from repr.timestamp import MAX
 from sql import errors as E
 from sql.types import display_name
+
+#: how often a read chooses its timestamp again when a since passed it before the holds
+HOLD_ATTEMPTS = 8
 
 
 def literal_timestamp(expr) -> int:
@@ -96,6 +103,8 @@ class Reader:
         self.db = db
         #: id(plan) -> (plan, its optimized expression), for the cached plans SELECTs reuse
         self._optimized: dict = {}
+        #: catalog id -> whether its definition calls ``mz_now()`` (ids are never reused)
+        self._temporal: dict = {}
 
     def optimized(self, plan):
         """``optimize(plan.expr)``, computed once per plan object."""
@@ -125,8 +134,10 @@ class Reader:
             return db.storage.collections[gid].upper
         return db.controller.upper(gid)
 
-    def choose_timestamp(self, session, ids, as_of: Optional[int] = None, at_least: bool = False) -> int:
-        """The read timestamp for a read of ``ids`` by ``session``."""
+    def choose_timestamp(self, session, ids, as_of: int | None = None, at_least: bool = False,
+                         at_clock: bool = False) -> int:
+        """The read timestamp for a read of ``ids`` by ``session``.  Nothing holds it: take
+        it with ``choose_and_hold`` unless something else already holds ``ids`` there."""
         sinces = [self.since_of(i) for i in ids]
         if any(s is None for s in sinces):
             raise E.error_for("XX000", "a read input has been dropped")
@@ -150,18 +161,20 @@ class Reader:
             t = (min(finite) - 1) if finite else MAX
             if t >= max_since:
                 return t
-        return self._now_or_since(max_since)
+        return self._now_or_since(max_since, at_clock)
 
-    def _now_or_since(self, since: int) -> int:
-        """The oracle's read timestamp, every table's upper first advanced past it (so a read
-        or a dataflow there is answerable at once), or ``since`` when that is later."""
-        t = self.db.oracle.read_ts()
+    def _now_or_since(self, since: int, at_clock: bool = False) -> int:
+        """The oracle's read timestamp (``at_clock``: not before the clock), every table's
+        upper first advanced past it (so a read or a dataflow there is answerable at once), or
+        ``since`` when that is later."""
+        t = self.db.oracle.read_ts(at_clock)
         self.db.storage.advance_tables(t + 1)
         return max(t, since)
 
-    def dataflow_as_of(self, ids, session=None, as_of: Optional[int] = None, at_least: bool = False) -> int:
-        """The ``as_of`` of a new dataflow reading ``ids``: an index, a materialized view (also
-        when a restarted replica rebuilds one) or a SUBSCRIBE.  The rule, as it is today:
+    def dataflow_as_of(self, ids, session=None, as_of: int | None = None, at_least: bool = False):
+        """``(as_of, holds)`` of a new dataflow reading ``ids``: an index, a materialized view
+        (also when a restarted replica rebuilds one) or a SUBSCRIBE, its inputs held at
+        ``as_of`` (release the holds once the dataflow holds its own).  The rule:
 
         * a SUBSCRIBE (``session`` given) is a read of its session: its as_of is the read
           timestamp ``choose_timestamp`` picks (``AS OF [AT LEAST]``, the transaction's read
@@ -169,21 +182,120 @@ class Reader:
         * an index or a materialized view: the oracle's read timestamp, every table's upper
           first advanced past it, or the latest ``since`` of the inputs when that is later
           (nothing earlier is readable; a dropped input, since None, is skipped).  A dataflow
-          of constants alone therefore starts at the oracle's read timestamp too, not at 0.
-
-        Hold the inputs at the result before anything else (``hold``): until then the ticker
-        may compact them past it."""
+          of constants alone therefore starts at the oracle's read timestamp too, not at 0."""
         if session is not None:
-            return self.choose_timestamp(session, ids, as_of, at_least)
-        return self._now_or_since(max((s for s in map(self.since_of, ids) if s is not None), default=0))
+            return self.choose_and_hold(session, ids, as_of, at_least)
+        return self._held(ids, lambda: self._now_or_since(
+            max((s for s in map(self.since_of, ids) if s is not None), default=0)), pinned=False)
 
     # -------------------------------------------------------------- holds
+    def choose_and_hold(self, session, ids, as_of: int | None = None, at_least: bool = False,
+                        at_clock: bool = False):
+        """``(ts, holds)``: the read timestamp of a read of ``ids`` (``choose_timestamp``) and
+        read holds on every id at it, taken together.
+
+        A since may pass the chosen time before the holds are taken (the ticker compacts
+        storage, the controller allows compaction as frontiers advance, on other threads):
+        the holds are then refused (``SinceError``) and a time the reader chose freely is
+        chosen again (later sinces give a later time).  A time the user pinned (``AS OF``
+        without ``AT LEAST``) or the transaction's read timestamp is not moved: the read
+        fails with 22000 instead.  A read in an explicit transaction first holds its whole
+        time domain (``_begin_transaction_read``), so later reads of it are held already.
+        ``at_clock``: the read's answer depends on the time itself (``reads_the_clock``), so a
+        freely chosen time is not before the clock (the oracle's settled ticks trail it)."""
+        txn = session.txn
+        pinned = as_of is not None and not at_least
+        if txn is not None and txn.explicit:
+            if txn.read_ts is None:
+                self._begin_transaction_read(session, ids, as_of, at_least, at_clock)
+            if as_of is None:
+                return self._held(ids, lambda: txn.read_ts, True,
+                                  "it did not exist when the transaction chose its read timestamp")
+        return self._held(ids, lambda: self.choose_timestamp(session, ids, as_of, at_least, at_clock), pinned)
+
+    def _held(self, ids, choose, pinned: bool, why: str = ""):
+        for _ in range(HOLD_ATTEMPTS):
+            ts = choose()
+            try:
+                return ts, self.hold(ids, ts)
+            except SinceError as e:
+                if pinned:
+                    raise E.error_for("22000", f"Timestamp ({ts}) is not valid for all inputs: " + (
+                        why and f"{self._name(e.id)}: {why}" or
+                        (f"{self._name(e.id)} was dropped" if e.since is None else
+                         f"the earliest readable time of {self._name(e.id)} is {e.since}")))
+        raise E.error_for("22000", f"no timestamp valid for all inputs after {HOLD_ATTEMPTS} attempts "
+                                   f"(their sinces kept passing the chosen time)")
+
+    def _name(self, gid) -> str:
+        cat = self.db.catalog
+        return f'"{cat.get(gid).name}"' if gid in cat else str(gid)
+
+    def _begin_transaction_read(self, session, ids, as_of, at_least, at_clock=False) -> None:
+        """The first read of an explicit transaction: choose its read timestamp for every
+        collection it may read (its time domain: ``ids`` and every collection in the
+        catalog, as Materialize holds every object of the schemas a transaction reads) and
+        hold them all there until COMMIT, ROLLBACK or the session closes
+        (``end_transaction``), so compaction never passes a live transaction.  A first
+        read ``AS OF`` a time fixes the transaction at that time (refused, 22000, below an
+        input's since)."""
+        txn = session.txn
+        domain = set(ids) | self.time_domain()
+        if as_of is not None and not at_least:  # pinned: the domain is what is readable there
+            domain = set(ids) | {i for i in domain if (s := self.since_of(i)) is not None and s <= as_of}
+            ts, holds = self._held(domain, lambda: as_of, True)
+        else:
+            ts, holds = self._held(domain, lambda: max(
+                [self.choose_timestamp(session, ids, as_of, at_least, at_clock)]
+                + [s for s in map(self.since_of, domain) if s is not None]), False)
+        txn.read_ts, txn.holds = ts, holds
+
+    def time_domain(self) -> set:
+        """Every collection a transaction may read: tables, materialized views' outputs and
+        indexes (their compute collections)."""
+        db = self.db
+        out = set(db.storage.collections)
+        for item in db.catalog.items():
+            if item.kind == "index" and item.id in db.controller.collections:
+                out.add(item.id)
+        return out
+
+    def reads_the_clock(self, expr, ids) -> bool:
+        """Whether a read of ``expr`` (reading ``ids``) depends on the time itself: it calls
+        ``mz_now()``, or reads (through indexes, views and materialized views) a definition
+        that does, such as a temporal filter.  Such a read is at the clock, not at the last
+        settled tick, or rows would outlive their temporal filter by up to a tick."""
+        if reads_mz_now(expr):
+            return True
+        cat, stack, seen = self.db.catalog, list(ids), set()
+        while stack:
+            gid = stack.pop()
+            if gid in seen or gid not in cat:
+                continue
+            seen.add(gid)
+            temporal = self._temporal.get(gid)
+            if temporal is None:
+                item = cat.get(gid)
+                temporal = self._temporal[gid] = item.expr is not None and reads_mz_now(item.expr)
+            if temporal:
+                return True
+            stack.extend(cat.get(gid).depends_on)
+        return False
+
+    def end_transaction(self, session) -> None:
+        """The session's transaction ends (COMMIT, ROLLBACK, close): its holds go."""
+        txn, session.txn = session.txn, None
+        if txn is not None and txn.holds is not None:
+            holds, txn.holds = txn.holds, None
+            self.release(holds)
+
     def hold(self, ids, t: int):
-        """Read holds on every id at ``t``: storage holds and controller holds."""
+        """Read holds on every id at ``t``: storage holds and controller holds, all or
+        nothing; ``SinceError`` when some since has passed ``t``."""
         db = self.db
         storage_ids = [i for i in ids if i in db.storage.collections]
         compute_ids = [i for i in ids if i not in db.storage.collections]
-        sh = db.storage_holds.acquire(storage_ids, t)
+        sh = db.storage_holds.acquire(db.storage.collections, storage_ids, t)
         try:
             ch = db.controller.acquire_hold(compute_ids, t)
         except Exception:
@@ -216,11 +328,8 @@ class Reader:
             ids = {peek.index_id}
         else:
             ids = self.input_ids(peek.expr)
-        ts = self.choose_timestamp(session, ids, as_of, at_least)
-        holds = self.hold(ids, ts)
+        ts, holds = self.choose_and_hold(session, ids, as_of, at_least, self.reads_the_clock(expr, ids))
         try:
-            if session.txn is not None and session.txn.explicit and session.txn.read_ts is None:
-                session.txn.read_ts = ts
             if isinstance(peek, FastPathPeek):
                 db.note_peek_target(peek.index_id)
                 with (db.unlocked() if release_lock else _NoLock):
@@ -233,7 +342,7 @@ class Reader:
             self.release(holds)
         return expand(self.rows_of(resp, session)), ts
 
-    def _timeout(self, session) -> Optional[float]:
+    def _timeout(self, session) -> float | None:
         ms = session.vars.get("statement_timeout") or 0
         return ms / 1000.0 if ms else None
 

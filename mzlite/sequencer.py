@@ -41,7 +41,7 @@ def _transaction(db, session, plan, stmt, params) -> Result:
         failed = session.txn is not None and session.txn.failed
         db.writer.commit(session)
         return Result("ROLLBACK" if failed else "COMMIT", None)
-    session.txn = None
+    db.reader.end_transaction(session)
     return Result("ROLLBACK", None)
 
 

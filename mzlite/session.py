@@ -130,6 +130,9 @@ class Transaction:
     writes: dict = field(default_factory=dict)
     #: the read timestamp of a read transaction (all its reads see one time)
     read_ts: Optional[int] = None
+    #: read holds at ``read_ts`` on the transaction's time domain, from its first read until
+    #: it ends (``mzlite.reads.Reader.end_transaction``); None when it has not read
+    holds: Optional[tuple] = None
     failed: bool = False
 
 

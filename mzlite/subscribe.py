@@ -469,7 +469,14 @@ def start(db, session, plan, *, max_buffered: Optional[int] = None) -> Subscript
     check_maintainable(resolve_imports(expr, db.lowering)[0], "SUBSCRIBE")
     ids = db.reader.input_ids(expr)
     as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
-    t = db.reader.dataflow_as_of(ids, session, as_of, plan.as_of_at_least)
+    t, holds = db.reader.dataflow_as_of(ids, session, as_of, plan.as_of_at_least)
+    try:  # ids stay held at t until the dataflow holds its own imports there
+        return _start_at(db, session, plan, expr, ids, t, max_buffered)
+    finally:
+        db.reader.release(holds)
+
+
+def _start_at(db, session, plan, expr, ids, t, max_buffered):
     up_to = literal_timestamp(plan.up_to) if plan.up_to is not None else None
     if up_to is not None and up_to < t:
         raise E.error_for(E.INVALID_PARAMETER_VALUE,

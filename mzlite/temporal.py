@@ -108,6 +108,12 @@ def check_maintainable(expr, what: str) -> None:
                                   f"filter in WHERE, its value would never change")
 
 
+def reads_mz_now(expr) -> bool:
+    """Whether some scalar expression of relation ``expr`` calls ``mz_now()`` (a temporal
+    filter or a one-shot read of the read timestamp)."""
+    return any(contains_mz_now(s) for _node, _name, value in _own_fields(expr) for s in _scalars(value))
+
+
 def _refuse_wall_clock(expr) -> None:
     """0A000 for ``now()`` (``current_timestamp``, ``current_date``, ``localtimestamp``, ...):
     Materialize's unmaterializable function; its value is the statement's wall clock."""

@@ -78,6 +78,7 @@ class Writer:
         """executemany of UPDATE/DELETE as one write: each plan sees the committed state plus
         the earlier plans' changes, all validated before anything is applied.  ``None``
         when a plan's WHERE has subqueries (it cannot be evaluated on pending rows)."""
+        session.refuse_in_transaction(plans[0])  # as each statement alone would be
         if any(p.selection is not None for p in plans):
             return None
         pending: dict = {}
@@ -168,7 +169,7 @@ class Writer:
     def commit(self, session) -> None:
         """COMMIT: apply the explicit transaction's writes at one timestamp (none when it failed)."""
         txn = session.txn
-        session.txn = None
+        self.db.reader.end_transaction(session)
         if txn is None or txn.failed:
             return
         writes = {tid: _consolidate(ups) for tid, ups in txn.writes.items()

@@ -4,7 +4,11 @@ Owns the map from collection id to ``storage.persist.StorageCollection`` for tab
 and for materialized views' outputs (which the maintenance runtime writes).
 Invariants: a write commits at one timestamp from the oracle, and every *table's*
 upper advances past it together (group commit), so one read timestamp sees a
-consistent database; table uppers only advance.  Deliberately not here: validation
+consistent database; table uppers only advance; choosing a write timestamp and advancing
+uppers (``commit``, ``create_table``, ``advance_tables``) happen under one lock, so a
+write's timestamp is at or above every upper it appends to, whatever the clock does, and no
+upper passes a timestamp handed to a writer that has not appended yet
+(``tests/test_write_timestamps_interleavings.py``).  Deliberately not here: validation
 of rows (the coordinator checks NOT NULL and types before calling ``commit``), and
 durability (a later issue).
 """

@@ -19,9 +19,12 @@ def test_the_rule_without_a_session():
     db = con.database
     con.execute("CREATE TABLE t (a int)")
     tid = db.catalog.try_resolve("t").id
-    t = db.reader.dataflow_as_of(set())
+    t, holds = db.reader.dataflow_as_of(set())
+    db.reader.release(holds)
     assert t == db.oracle.peek_read_ts() >= 5_000
-    assert db.reader.dataflow_as_of({tid}) == t
+    t2, holds = db.reader.dataflow_as_of({tid})
+    assert t2 == t and holds[0] and db.storage_holds.min_hold(tid) == t  # held there
+    db.reader.release(holds)
     assert db.storage.collections[tid].upper > t
     con.close()
 
@@ -37,7 +40,9 @@ def test_a_later_input_since_wins(monkeypatch):
     sinces = {tid: later}
     original = Reader.since_of
     monkeypatch.setattr(Reader, "since_of", lambda self, gid: sinces.get(gid, original(self, gid)))
-    assert db.reader.dataflow_as_of({tid}) == later
+    t, holds = db.reader.dataflow_as_of({tid})
+    db.reader.release(holds)
+    assert t == later
     con.execute("CREATE INDEX t_a ON t (a)")
     index = db.catalog.try_resolve("t_a").id
     assert db.controller.since(index) == later  # the index starts there
@@ -53,9 +58,9 @@ def test_every_new_dataflow_takes_the_one_rule(monkeypatch):
     original = Reader.dataflow_as_of
 
     def recording(self, ids, session=None, as_of=None, at_least=False):
-        t = original(self, ids, session, as_of, at_least)
+        t, holds = original(self, ids, session, as_of, at_least)
         calls.append((frozenset(ids), session is not None, t))
-        return t
+        return t, holds
     monkeypatch.setattr(Reader, "dataflow_as_of", recording)
     con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": True})
     db = con.database
