@@ -251,8 +251,7 @@ class Database:
         t = self.oracle.tick()
         self.storage.advance_tables(t + 1)
         window = self.system["compaction_window_ms"]
-        # Folding a table's log into its base copies the base (a million-row table: 0.2 s
-        # of the GIL); while a runtime is in a bulk busy period (a hydration) that waits for
+        # Folding a table's log into its base copies the base (O(table) of the GIL); while a runtime is in a bulk busy period (a hydration) that waits for
         # a later tick, off the critical path of the work a session is waiting for (and of
         # its peak memory).  Since advances regardless.
         fold = not self.replica.busy

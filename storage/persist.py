@@ -48,8 +48,8 @@ def _pairs(updates):
 def _fold_into(base: dict, entries: list) -> dict:
     """A new base: ``base`` plus every ``(time, updates)`` of ``entries``.  An empty base
     and one time's updates (a bulk load's first fold) take one C-level ``dict`` build
-    when those updates are consolidated (each row once, no zero diff); a million-row table's
-    first fold went from 0.3 s of the ticker's GIL time (during the next hydration) to 40 ms."""
+    when those updates are consolidated (each row once, no zero diff), several times cheaper
+    than inserting them one by one (docs/PERFORMANCE.md)."""
     if not base and len(entries) == 1:
         ups = entries[0][1]
         if ups.__class__ is dict:
@@ -106,7 +106,7 @@ class _FoldJob:
                 self.next_entry = len(self.entries)
                 return True
             # one C-level copy (``copy`` clones a dict with up to a third of its slots
-            # deleted; ``dict(base)`` re-inserts every entry then: 1M rows, 44 vs 137 ms)
+            # deleted; ``dict(base)`` re-inserts every entry then, about 3x slower)
             self.out = self.base.copy()
         out = self.out
         get = out.get

@@ -78,7 +78,7 @@ __all__ = ["Dataflow", "ExportedIndex", "CHUNK", "DEFAULT_FUEL"]
 
 #: records per message: the granularity of fuel accounting, and so the longest stretch a
 #: dataflow works without a chance to yield (a 1,024-row chunk through a join and a reduce
-#: is a few milliseconds; 8,192 made single steps of 20-60 ms and a read's tail with them)
+#: is a few milliseconds; larger chunks made single steps, and a read's tail, several times longer)
 CHUNK = 1024
 DEFAULT_FUEL = 100_000
 
