@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from mzlite.catalog_store import note_alter_system
 from mzlite.cursor import Result
 from mzlite.temporal import check_maintainable, check_volatile, inlined
 from planner.catalog import CatalogItem, ColumnDef
@@ -166,6 +167,7 @@ def alter_system(db, session, plan, stmt, params) -> Result:
     name = plan.name.lower()
     before = dict(db.system.values)
     db.system.set(name, plan.value)
+    note_alter_system(db, name, plan.value)  # persisted with the catalog (a data directory)
     if name == "enable_compute_interactive_runtime" and bool(before[name]) != bool(db.system[name]):
         db.restart_replica()
     db.controller.update_configuration({name: db.system[name]})
