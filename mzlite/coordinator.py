@@ -382,6 +382,28 @@ class Database:
                 if self.storage.commits != commits:
                     self.controller.assist_after_write()
 
+    def run_statement(self, session: Session, fn):
+        """``fn()`` as one statement of ``session`` (the statement lock held, failures as
+        ``mzlite.Error``, a write propagated afterwards): a COPY's ``finish``."""
+        def run():
+            with self.statement_lock(session):
+                self._check_transaction_not_failed_for(session)
+                return self.guard(session, fn)
+        return self._assisting_writes(run)
+
+    def _check_transaction_not_failed_for(self, session) -> None:
+        txn = session.txn
+        if txn is not None and txn.failed:
+            raise E.error_for(E.IN_FAILED_SQL_TRANSACTION,
+                              "current transaction is aborted, commands ignored until end of transaction block")
+
+    def parse_one(self, sql: str):
+        """The one statement of ``sql`` (PostgreSQL text; cached)."""
+        stmts = self._parse(sql)
+        if len(stmts) != 1:
+            raise E.ProgrammingError("expected one statement")
+        return stmts[0]
+
     def _execute_sql(self, session: Session, sql: str, params) -> Result:
         if not isinstance(sql, str):
             raise E.ProgrammingError("the query must be a string")

@@ -20,7 +20,7 @@ conversion (``mzlite.coordinator``); what each handler does (``reads``, ``bulk``
 """
 from __future__ import annotations
 
-from mzlite import bulk, catalog_store, ddl, show, subscribe
+from mzlite import bulk, catalog_store, copy, ddl, show, subscribe
 from mzlite.bulk_modify import plan_bulk_modify
 from mzlite.cursor import Result
 from mzlite.reads import select
@@ -90,6 +90,8 @@ HANDLERS = {
     P.DeclarePlan: subscribe.declare,
     P.FetchPlan: subscribe.fetch,
     P.ClosePlan: subscribe.close_cursor,
+    P.CopyPlan: copy.copy,
+    P.CreateTableAsPlan: ddl.create_table_as,
 }
 
 
