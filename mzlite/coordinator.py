@@ -608,6 +608,8 @@ def open_database(database: Optional[str], *, system_parameters: Optional[Mappin
     if database is not None and not isinstance(database, (str, os.PathLike)):
         raise E.ProgrammingError(f"database must be a string, not {type(database).__name__}")
     name = os.fspath(database) if database is not None else MEMORY
+    if durability is not None and (name == "" or name.startswith(MEMORY)):
+        raise E.ProgrammingError("durability applies to a data directory, not an in-memory database")
     if name in ("", MEMORY):
         return Database(None, system_parameters=system_parameters, clock=clock).connect()
     path = None
@@ -616,8 +618,6 @@ def open_database(database: Optional[str], *, system_parameters: Optional[Mappin
         # opening it meets its lock), shared by every connection to it, as a named one is
         path = os.path.realpath(name)
         name = "dir:" + path
-    elif durability is not None:
-        raise E.ProgrammingError("durability applies to a data directory, not an in-memory database")
     with _named_lock:
         db = _named.get(name)
         if db is not None and not db.closed:
