@@ -242,7 +242,9 @@ class CopyFormat:
 
     def _csv_out(self, s: str, force: bool) -> str:
         q, esc = self.quote, self.escape
-        if force or s == self.null or s == "\\." or any(ch in s for ch in (self.delimiter, q, "\n", "\r")):
+        # (a lone ``\.`` would read back as the end-of-data marker: quoted when it is a whole line)
+        if force or s == self.null or (s == "\\." and len(self.columns) == 1) \
+                or any(ch in s for ch in (self.delimiter, q, "\n", "\r")):
             if esc == q:
                 return q + s.replace(q, q + q) + q
             return q + "".join(esc + c if c in (q, esc) else c for c in s) + q
