@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from mzlite.catalog_store import note_alter_system
 from mzlite.cursor import Result
 from mzlite.temporal import check_maintainable, check_volatile, inlined
+from planner import plans as P
 from planner.catalog import CatalogItem, ColumnDef
 from planner.lower import build_index_dataflow, build_materialized_view_dataflow
 from planner.optimize import optimize
@@ -35,6 +37,27 @@ def create_table(db, session, plan, stmt, params) -> Result:
     db.storage.create_table(id, len(plan.columns))
     db.catalog.add(CatalogItem(id, plan.name, "table", tuple(plan.columns), create_sql=plan.create_sql))
     return Result(plan.tag, None)
+
+
+def create_table_as(db, session, plan, stmt, params) -> Result:
+    """CREATE TABLE ... AS: the query's rows read first, then the table created and the rows
+    written through the table write path (``Writer.apply``), as an INSERT's are.  The catalog
+    persists the plain CREATE TABLE (``plan.create_sql``): the rows are data."""
+    existing = db.catalog.try_resolve(plan.name)
+    if existing is not None:
+        if plan.if_not_exists:
+            return Result("CREATE TABLE AS", None)
+        raise E.error_for(E.DUPLICATE_TABLE, f'relation "{plan.name}" already exists')
+    session.refuse_in_transaction(plan)
+    rows = db.writer.evaluate(session, plan.expr)
+    create_table(db, session, P.CreateTablePlan(plan.name, plan.columns, False, plan.create_sql), stmt, params)
+    table = db.catalog.try_resolve(plan.name)
+    counts: dict = {}
+    for r in rows:
+        counts[r] = counts.get(r, 0) + 1
+    if counts:
+        db.writer.apply(session, {table.id: counts}, consolidated=True)
+    return Result(f"SELECT {len(rows)}", None, rowcount=len(rows))
 
 
 def _create_dataflow(db, desc, on_created=None):
@@ -165,6 +188,7 @@ def alter_system(db, session, plan, stmt, params) -> Result:
     name = plan.name.lower()
     before = dict(db.system.values)
     db.system.set(name, plan.value)
+    note_alter_system(db, name, plan.value)  # persisted with the catalog (a data directory)
     if name == "enable_compute_interactive_runtime" and bool(before[name]) != bool(db.system[name]):
         db.restart_replica()
     db.controller.update_configuration({name: db.system[name]})
