@@ -149,6 +149,11 @@ class Server:
                 self._sessions.pop(pid, None)
                 self._threads.discard(threading.current_thread())
 
+    def session(self, process_id: int):
+        """The live ``WireSession`` with this backend process id, or None."""
+        with self._lock:
+            return self._sessions.get(process_id)
+
     def connection_count(self) -> int:
         with self._lock:
             return len(self._sessions)

@@ -148,6 +148,8 @@ class WireSession:
         self.canceled = threading.Event()
         self.user = None
         self.reported: dict = {}
+        #: the message being processed (its type's name), None while waiting for the client
+        self.active: Optional[str] = None
 
     # ------------------------------------------------------------------ plumbing
     def send(self, msg) -> None:
@@ -306,8 +308,10 @@ class WireSession:
     def loop(self) -> None:
         skipping = False  # an extended-protocol error: skip to Sync
         while True:
+            self.active = None
             tag, payload = M.read_message(self.io, self.server.max_message_bytes)
             msg = M.decode_message(tag, payload)
+            self.active = type(msg).__name__
             if isinstance(msg, M.Terminate):
                 return
             if isinstance(msg, M.Sync):
@@ -554,11 +558,16 @@ class WireSession:
             return
         portal = self.portals.get(msg.name)
         if portal is None:
-            raise error_for("34000", f'portal "{msg.name}" does not exist')
-        if _SUBSCRIBE.match(portal.stmt.sql):
-            self.send(M.NoData())  # streamed as COPY data when executed
+            cursor = self.con.session.portals.get(msg.name)  # a SQL cursor (DECLARE) is a portal too
+            if cursor is None:
+                raise error_for("34000", f'portal "{msg.name}" does not exist')
+            fields, _ = self._fields_and_encoders(list(cursor.columns), ())
+            self.send(M.RowDescription(fields))
             return
-        self._run_portal(portal)  # the columns of what actually runs (a FETCH's, a SHOW's)
+        if _SUBSCRIBE.match(portal.stmt.sql):
+            self._start_subscribe(portal)
+        else:
+            self._run_portal(portal)  # the columns of what actually runs (a FETCH's, a SHOW's)
         self.send(M.RowDescription(portal.fields) if portal.fields else M.NoData())
 
     def _run_portal(self, portal: Portal) -> None:
@@ -587,7 +596,8 @@ class WireSession:
         if portal is None:
             raise error_for("34000", f'portal "{msg.portal}" does not exist')
         if _SUBSCRIBE.match(portal.stmt.sql):
-            self.stream_subscribe(portal.stmt.sql, portal.params)
+            self._start_subscribe(portal)
+            self._stream_portal(portal, msg.max_rows)
             return
         if portal.tag is None and portal.rows is not None and portal.fields == ():
             self.send(M.EmptyQueryResponse())
@@ -605,6 +615,43 @@ class WireSession:
             self.send(M.PortalSuspended())
         else:
             self.send(M.CommandComplete(_tag(portal.tag, end - start)))
+
+    def _start_subscribe(self, portal: Portal) -> None:
+        """A SUBSCRIBE portal (the extended protocol): started once, its rows then streamed
+        as DataRows by Execute, as Materialize does for ``cursor.stream``."""
+        from mzlite.subscribe import output_columns
+        if portal.cursor is not None:
+            return
+        if portal.params:
+            raise error_for("0A000", "SUBSCRIBE with parameters is not supported")
+        con = self.con
+        sub = con.database.subscribe(con.session, portal.stmt.sql, max_buffered=self.server.subscribe_buffer)
+        portal.cursor = sub
+        portal.fields, portal.encoders = self._fields_and_encoders(output_columns(sub), portal.formats)
+
+    def _stream_portal(self, portal: Portal, max_rows: int) -> None:
+        """Execute of a SUBSCRIBE portal: rows as they arrive, flushed as they come, until the
+        row limit (PortalSuspended), the end (CommandComplete), a cancel or shutdown (error)."""
+        from mzlite.subscribe import flat_row
+        sub = portal.cursor
+        self.flush()
+        sent = 0
+        while max_rows <= 0 or sent < max_rows:
+            if self.canceled.is_set():
+                raise error_for("57014", "canceling statement due to user request")
+            if self.server.stopping:
+                raise error_for("57P01", "terminating connection due to administrator command")
+            want = 4096 if max_rows <= 0 else min(4096, max_rows - sent)
+            items = sub.fetch(STREAM_POLL_SECONDS, want)
+            if items:
+                self.io.write(encode_rows([flat_row(sub, x) for x in items], portal.encoders))
+                sent += len(items)
+                self.flush()
+            elif sub.done:
+                portal.done = True
+                self.send(M.CommandComplete(f"SUBSCRIBE {sent}"))
+                return
+        self.send(M.PortalSuspended())
 
     def _close_portal(self, portal: Portal) -> None:
         if portal.cursor is not None:
