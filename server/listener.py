@@ -137,7 +137,10 @@ class Server:
             if full:
                 log.info("connection refused from %s: too many clients", session.peer)
                 try:
+                    M.read_startup(session.io)  # answer after the client spoke, as PostgreSQL does
                     client.sendall(M.ErrorResponse("53300", "sorry, too many clients already", "FATAL").encode())
+                except (M.ConnectionClosed, M.ProtocolViolation, OSError):
+                    pass
                 finally:
                     client.close()
                 return
