@@ -79,6 +79,14 @@ class Connection:
         sub.python_values = True  # rows as cursor.fetch* returns them (timedelta, dict/list, list)
         return sub
 
+    def describe(self, sql: str, param_types=()):
+        """``(parameter types, columns)`` of the one statement ``sql`` without running it:
+        the SQL type name of each ``$n`` (``param_types[k]`` where given, else inferred as
+        PostgreSQL infers it) and its result's ``(name, type)`` columns (``[]``: no rows;
+        None: known only once it runs, as for SUBSCRIBE).  The wire protocol's Describe."""
+        self._check_open()
+        return self.database.describe(self.session, sql, tuple(param_types))
+
     @property
     def in_transaction(self) -> bool:
         """True between ``BEGIN`` and ``COMMIT``/``ROLLBACK`` (sqlite3's attribute)."""

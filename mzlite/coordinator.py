@@ -431,6 +431,14 @@ class Database:
             return self.guard(session, lambda: start_subscription(self, session, plan, max_buffered=max_buffered),
                               stmt)
 
+    def describe(self, session: Session, sql: str, declared=()):
+        """``(parameter types, result columns)`` of the one statement ``sql`` without running
+        it (the wire protocol's Describe; ``mzlite.describe``)."""
+        from mzlite.describe import describe
+        with self.statement_lock(session):
+            stmts = self.guard(session, lambda: self._parse(sql, session))
+            return describe(self, session, stmts, declared)
+
     @contextlib.contextmanager
     def statement_lock(self, session):
         """Hold ``self.lock`` for one API call (``execute_sql``/``execute_many``).  The call

@@ -17,10 +17,16 @@ def plan_statement(stmt, catalog, params=()):
     return _plan(stmt, catalog, params)
 
 
+def describe_statement(stmt, catalog, declared=()):
+    """``(parameter types, plan)`` of a statement without parameter values (``planner.bind_stmt``)."""
+    from planner.bind_stmt import describe_statement as _describe
+    return _describe(stmt, catalog, declared)
+
+
 def plan_insert(stmt, catalog, param_types):
     """The parameterised ``InsertPlan`` of an INSERT statement, or None (``planner.bind_dml``)."""
     from planner.bind_dml import plan_insert as _plan_insert
     return _plan_insert(stmt, catalog, param_types)
 
 
-__all__ = ["plan_insert", "plan_statement"]
+__all__ = ["describe_statement", "plan_insert", "plan_statement"]

@@ -253,6 +253,7 @@ class ExprContext:
         pos = self.binder.pos(loc)
         if isinstance(e, Literal) and frm == "unknown":
             if e.value is None:
+                self.binder.note_coerced(e, to)
                 return Literal(None, to)
             if T.runtime_input(to):  # arrays and lists: the run-time cast composes the element's input
                 return self.fold(Call(F.resolve_cast("text", to, "explicit"), (Literal(e.value, "text"),), to), loc)

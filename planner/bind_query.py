@@ -100,6 +100,12 @@ class Binder:
         #: instead of values, the parameters' types: each binds as a placeholder of its type
         #: (``planner.params.placeholder``: an INSERT's parameterised rows), never as a value
         self.parameter_types = parameter_types
+        #: describing a statement (``planner.describe_statement``): parameter k binds as an
+        #: untyped NULL recorded here by identity, ``id(literal) -> [k, literal, type]``; the
+        #: first type ``ExprContext.coerce`` gives it is the parameter's inferred type
+        self.inferring: Optional[dict] = None
+        #: while describing, the parameter types the client declared (None: infer)
+        self.declared: tuple = ()
         self.depends_on: set = set()
         self.ctes: list[dict] = []
         #: > 0 while binding a subquery's first pass (``decorrelate.plan_subquery``)
@@ -110,9 +116,23 @@ class Binder:
 
     def parameter(self, k: int):
         """What parameter ``$k+1`` binds as: its value as a literal, or its placeholder."""
+        if self.inferring is not None:
+            if k < len(self.declared) and self.declared[k]:
+                return Literal(None, self.declared[k])
+            lit = Literal(None, "unknown")
+            self.inferring[id(lit)] = [k, lit, None]
+            return lit
         if self.parameter_types is None:
             return python_literal(self.params[k])
         return placeholder(k, self.parameter_types[k])
+
+    def note_coerced(self, e, to: str) -> None:
+        """``e`` (an untyped NULL) was coerced to ``to``: if it is a parameter being
+        described, that is its type (the first coercion wins, as in PostgreSQL)."""
+        if self.inferring is not None:
+            slot = self.inferring.get(id(e))
+            if slot is not None and slot[2] is None:
+                slot[2] = to
 
     def pos(self, loc):
         if self.stmt is None or loc is None:

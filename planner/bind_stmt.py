@@ -41,6 +41,28 @@ def plan_statement(stmt, catalog, params=()):
     return fn(b, stmt, stmt.node)
 
 
+def describe_statement(stmt, catalog, declared=()):
+    """``(parameter types, plan)`` of a statement whose parameters have no values yet (the
+    wire protocol's Describe): each ``$k`` is planned as an untyped NULL, and its type is
+    the first type binding coerces it to, else ``text`` (PostgreSQL's rule for a parameter
+    nothing constrains); ``declared[k]``, when given, is parameter k's type and it binds as
+    a NULL of that type.  The plan is for its columns only: never apply it."""
+    n = stmt.param_count
+    b = Binder(catalog, stmt, (None,) * n)
+    b.inferring = {}
+    b.declared = tuple(declared)
+    fn = _DISPATCH.get(stmt.kind)
+    if fn is None:
+        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"{stmt.kind.replace('_', ' ').upper()} is not "
+                               f"supported", position=stmt.position(0))
+    plan = fn(b, stmt, stmt.node)
+    types = [(b.declared[k] if k < len(b.declared) else None) or "text" for k in range(n)]
+    for k, _, t in sorted(b.inferring.values(), key=lambda s: s[0]):
+        if t is not None and types[k] == "text" and t != "unknown" and not (k < len(b.declared) and b.declared[k]):
+            types[k] = t
+    return tuple(types), plan
+
+
 # ------------------------------------------------------------------ queries
 
 

@@ -1,7 +1,7 @@
 """The ``mzlite`` command: argument parsing, dispatch, and running scripts in batch.
 
 Owns: the command line (``mzlite [PATH] [-c SQL]... [-f FILE]... [--format F] [-x]
-[--system-parameter NAME=VALUE]...``, ``mzlite slt ...``), the choice between batch mode
+[--system-parameter NAME=VALUE]...``, ``mzlite slt ...``, ``mzlite serve ...``), the choice between batch mode
 (``-c``/``-f``/piped stdin) and the interactive shell, exit statuses, and ``Runner``: runs
 one statement or a script through the public API (``mzlite.connect`` and the DB-API cursor)
 and writes psql-formatted results to stdout and psql-formatted errors to stderr.
@@ -238,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="mzlite: an embedded incremental database with Materialize's SQL. "
                     "Without -c/-f, opens an interactive shell (or runs statements piped on stdin).",
-        epilog="'mzlite slt ...' runs the sqllogictest runner. In batch mode the first failing "
+        epilog="'mzlite slt ...' runs the sqllogictest runner; 'mzlite serve ...' serves a database over "
+               "the PostgreSQL protocol. In batch mode the first failing "
                "statement stops the run and the exit status is 1.")
     p.add_argument("path", nargs="?", default=None,
                    help="data directory to open (default: an in-memory database)")
@@ -282,6 +283,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv and argv[0] == "slt":
         import slt  # lazily: the runner is only needed here
         return int(slt.main(argv[1:]) or 0)
+    if argv and argv[0] == "serve":
+        from server import cli  # lazily: the server is only needed here
+        return int(cli.main(argv[1:]) or 0)
     parser = build_parser()
     args = parser.parse_args(argv)
     params = parse_system_parameters(args.system_parameter, parser)

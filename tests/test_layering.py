@@ -35,7 +35,7 @@ ALLOWED = {
     "compute": {"repr", "expr", "storage"},
     "mzlite": {"repr", "expr", "sql", "planner", "storage", "compute"},
     "server": {"mzlite", "repr", "sql"},
-    "repl": {"mzlite", "slt"},  # the `mzlite slt` command runs the runner
+    "repl": {"mzlite", "slt", "server"},  # the `mzlite slt` and `mzlite serve` commands
     "slt": {"mzlite"},
     "bench": {"mzlite", "slt"},
 }

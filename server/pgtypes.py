@@ -1,0 +1,361 @@
+"""Values on the wire: type OIDs, and the text and binary formats of every mzlite type.
+
+Owns ``TYPES`` (mzlite's type name, short or display, -> ``PgType``: PostgreSQL's OID, typlen
+and array OID), and the codecs between engine values and the wire: ``encoder(type, format)``
+for result columns and ``decode_parameter(oid, format, data)`` for Bind's parameters.
+
+Invariants: the OIDs of the types PostgreSQL also has are PostgreSQL's (``pg_type.oid``),
+so psycopg, asyncpg and JDBC decode them with their built-in codecs; ``mz_timestamp`` and
+the list types use Materialize's OIDs; text output is PostgreSQL's text output (``t``/``f``
+for booleans, ``repr.strconv`` for the rest), binary output PostgreSQL's ``typsend``.  A
+type without a binary form (Materialize's lists, records) refuses the binary format with
+0A000 rather than sending something a client would misread.
+Deliberately not here: the messages that carry values (``server.messages``), which type a
+parameter or column has (the engine: ``Connection.describe``).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import struct
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Callable, Optional
+
+from repr.strconv import float4_out, to_text
+from sql.errors import Error, error_for
+
+
+@dataclass(frozen=True)
+class PgType:
+    """One type as PostgreSQL clients see it: ``oid``, ``typlen`` (-1 variable) and the OID of
+    its array type (0 none); ``name`` is mzlite's short name."""
+    name: str
+    oid: int
+    typlen: int
+    array_oid: int
+
+
+_ROWS = [  # name, display name, oid, typlen, array oid
+    ("bool", "boolean", 16, 1, 1000), ("bytea", "bytea", 17, -1, 1001), ("int8", "bigint", 20, 8, 1016),
+    ("int2", "smallint", 21, 2, 1005), ("int4", "integer", 23, 4, 1007), ("text", "text", 25, -1, 1009),
+    ("oid", "oid", 26, 4, 1028), ("float4", "real", 700, 4, 1021), ("float8", "double precision", 701, 8, 1022),
+    ("unknown", "unknown", 705, -2, 0), ("bpchar", "character", 1042, -1, 1014),
+    ("varchar", "character varying", 1043, -1, 1015), ("date", "date", 1082, 4, 1182),
+    ("time", "time without time zone", 1083, 8, 1183),
+    ("timestamp", "timestamp without time zone", 1114, 8, 1115),
+    ("timestamptz", "timestamp with time zone", 1184, 8, 1185), ("interval", "interval", 1186, 16, 1187),
+    ("numeric", "numeric", 1700, -1, 1231), ("uuid", "uuid", 2950, 16, 2951), ("jsonb", "jsonb", 3802, -1, 3807),
+    ("record", "record", 2249, -1, 2287),
+    # Materialize's own (mz_catalog.mz_timestamp); its list types are reported as text
+    ("mz_timestamp", "mz_timestamp", 16552, 8, 16553),
+]
+#: mzlite type name (short and display) -> PgType
+TYPES: dict[str, PgType] = {}
+#: OID -> PgType (arrays included, as ``name[]``)
+BY_OID: dict[int, PgType] = {}
+for _name, _display, _oid, _len, _arr in _ROWS:
+    TYPES[_name] = TYPES[_display] = BY_OID[_oid] = PgType(_name, _oid, _len, _arr)
+    if _arr:
+        TYPES[_name + "[]"] = TYPES[_display + "[]"] = BY_OID[_arr] = PgType(_name + "[]", _arr, -1, 0)
+TYPES["json"] = BY_OID[114] = PgType("json", 114, -1, 199)
+TEXT = TYPES["text"]
+
+
+def pg_type(type_name: str) -> PgType:
+    """The wire type of an mzlite type name (lists and other types without a PostgreSQL
+    counterpart travel as text)."""
+    return TYPES.get(type_name) or TEXT
+
+
+def type_name_for_oid(oid: int) -> Optional[str]:
+    """mzlite's type name for a parameter type OID a client declared (None: infer it)."""
+    if oid == 0:
+        return None
+    t = BY_OID.get(oid)
+    if t is None or t.name == "unknown":
+        return None
+    return {"json": "jsonb", "oid": "int8", "record": None}.get(t.name, t.name) if t.name in ("json", "oid",
+                                                                                               "record") else t.name
+
+
+# ------------------------------------------------------------------ text output
+
+def _str_bytes(v) -> bytes:
+    return (v if type(v) is str else to_text(v)).encode("utf-8")
+
+
+def _bool_text(v) -> bytes:
+    return b"t" if v else b"f"
+
+
+def _text_encoder(name: str) -> Callable:
+    if name == "bool":
+        return _bool_text
+    if name == "float4":
+        return lambda v: float4_out(v).encode()
+    if name in ("text", "varchar", "bpchar"):
+        return _str_bytes
+    if name.endswith("[]") and name.startswith("bool"):
+        return lambda v: to_text(v).replace("true", "t").replace("false", "f").encode("utf-8")
+    return lambda v: to_text(v).encode("utf-8")
+
+
+# ------------------------------------------------------------------ binary output
+
+_EPOCH_DATE = _dt.date(2000, 1, 1)
+_EPOCH_TS = _dt.datetime(2000, 1, 1)
+_EPOCH_TSTZ = _dt.datetime(2000, 1, 1, tzinfo=_dt.timezone.utc)
+_I64_MAX, _I64_MIN = 2 ** 63 - 1, -2 ** 63
+_I32_MAX, _I32_MIN = 2 ** 31 - 1, -2 ** 31
+
+
+def _infinite(v):
+    return getattr(v, "sign", None) if type(v).__name__ == "DateInfinity" else None
+
+
+def _date_bin(v) -> bytes:
+    s = _infinite(v)
+    if s is not None:
+        return struct.pack("!i", _I32_MAX if s > 0 else _I32_MIN)
+    return struct.pack("!i", (v - _EPOCH_DATE).days)
+
+
+def _micros(delta: _dt.timedelta) -> int:
+    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _timestamp_bin(v) -> bytes:
+    s = _infinite(v)
+    if s is not None:
+        return struct.pack("!q", _I64_MAX if s > 0 else _I64_MIN)
+    return struct.pack("!q", _micros(v - (_EPOCH_TSTZ if v.tzinfo is not None else _EPOCH_TS)))
+
+
+def _time_bin(v) -> bytes:
+    return struct.pack("!q", ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond)
+
+
+def _interval_bin(v) -> bytes:
+    return struct.pack("!qii", v.micros, v.days, v.months)
+
+
+def _numeric_bin(v: Decimal) -> bytes:
+    if v.is_nan():
+        return struct.pack("!hhHH", 0, 0, 0xC000, 0)
+    if v.is_infinite():
+        return struct.pack("!hhHH", 0, 0, 0xD000 if v > 0 else 0xF000, 0)
+    sign, digits, exp = v.as_tuple()
+    dscale = max(-exp, 0)
+    ds = "".join(map(str, digits))
+    if exp > 0:
+        ds += "0" * exp
+        exp = 0
+    int_part = ds[:len(ds) + exp] if len(ds) + exp > 0 else ""
+    frac = ds[len(ds) + exp:] if exp < 0 else ""
+    if len(ds) + exp < 0:
+        frac = "0" * (-(len(ds) + exp)) + ds
+    int_part = int_part.lstrip("0")
+    int_part = "0" * ((-len(int_part)) % 4) + int_part
+    frac = frac + "0" * ((-len(frac)) % 4)
+    groups = [int(int_part[i:i + 4]) for i in range(0, len(int_part), 4)] + \
+             [int(frac[i:i + 4]) for i in range(0, len(frac), 4)]
+    weight = len(int_part) // 4 - 1
+    while groups and groups[0] == 0:  # leading zero groups
+        groups.pop(0)
+        weight -= 1
+    while groups and groups[-1] == 0:
+        groups.pop()
+    if not groups:
+        weight = 0
+    return struct.pack(f"!hhHH{len(groups)}H", len(groups), weight, 0x4000 if sign else 0, dscale, *groups)
+
+
+def _jsonb_bin(v) -> bytes:
+    return b"\x01" + to_text(v).encode("utf-8")
+
+
+def _scalar_binary(name: str) -> Optional[Callable]:
+    return {
+        "bool": lambda v: b"\x01" if v else b"\x00",
+        "int2": struct.Struct("!h").pack, "int4": struct.Struct("!i").pack, "int8": struct.Struct("!q").pack,
+        "oid": struct.Struct("!I").pack, "mz_timestamp": struct.Struct("!Q").pack,
+        "float4": struct.Struct("!f").pack, "float8": struct.Struct("!d").pack,
+        "text": _str_bytes, "varchar": _str_bytes, "bpchar": _str_bytes, "bytea": bytes, "uuid": lambda v: v.bytes,
+        "date": _date_bin, "time": _time_bin, "timestamp": _timestamp_bin, "timestamptz": _timestamp_bin,
+        "interval": _interval_bin, "numeric": _numeric_bin, "jsonb": _jsonb_bin,
+    }.get(name)
+
+
+def _array_binary(elem: PgType, enc: Callable) -> Callable:
+    def encode(v) -> bytes:
+        dims = v.dims
+        parts = [struct.pack("!iii", len(dims), 1 if any(x is None for x in v) else 0, elem.oid)]
+        parts += [struct.pack("!ii", d, 1) for d in dims]
+        for x in v:
+            if x is None:
+                parts.append(b"\xff\xff\xff\xff")
+            else:
+                b = enc(x)
+                parts.append(struct.pack("!i", len(b)) + b)
+        return b"".join(parts)
+    return encode
+
+
+def _parsing_strings(enc: Callable, name: str) -> Callable:
+    """``enc``, for a column whose value may arrive as the text of a value of its type (a
+    parameter the client declared as ``name`` that binds as an untyped string)."""
+    def encode(v):
+        if type(v) is str:
+            from sql.types import parse_literal
+            v = parse_literal(v, name)
+        return enc(v)
+    return encode
+
+
+def encoder(type_name: str, fmt: int) -> Callable:
+    """The function from a non-NULL engine value of type ``type_name`` to its wire bytes in
+    format ``fmt`` (0 text, 1 binary); 0A000 for binary where the type has none."""
+    t = pg_type(type_name)
+    if fmt == 0:
+        return _text_encoder(t.name if t is not TEXT else "")
+    if t.name.endswith("[]"):
+        elem = TYPES[t.name[:-2]]
+        enc = _scalar_binary(elem.name)
+        if enc is not None:
+            return _array_binary(elem, enc)
+    else:
+        enc = _scalar_binary(t.name if (t is not TEXT or type_name in TYPES) else "")
+        if enc is not None:
+            return enc if t.name in ("text", "varchar", "bpchar") else _parsing_strings(enc, t.name)
+    raise error_for("0A000", f"binary format for type {type_name} is not supported")
+
+
+# ------------------------------------------------------------------ parameters
+
+def _parse_bool(s: str) -> bool:
+    v = s.strip().lower()
+    if v in ("t", "true", "y", "yes", "on", "1"):
+        return True
+    if v in ("f", "false", "n", "no", "off", "0"):
+        return False
+    raise error_for("22P02", f'invalid input syntax for type boolean: "{s}"')
+
+
+def _text_param(name: str, s: str):
+    """A text-format parameter of declared type ``name`` as the Python value that binds as
+    that type (text and untyped parameters stay strings: an untyped literal, as in PostgreSQL)."""
+    try:
+        if name in ("int2", "int4", "int8", "oid"):
+            return int(s)
+        if name in ("float4", "float8"):
+            return float(s)
+        if name == "numeric":
+            return Decimal(s)
+        if name == "bool":
+            return _parse_bool(s)
+        if name == "uuid":
+            return uuid.UUID(s)
+        if name == "bytea":
+            from repr.strconv import parse_bytea
+            return parse_bytea(s)
+        if name in ("json", "jsonb"):
+            return _json_param(s)
+        if name in ("date", "time", "timestamp", "timestamptz"):
+            from sql.types import parse_literal  # the engine's own input function
+            return parse_literal(s, name)
+    except (ValueError, ArithmeticError):
+        raise error_for("22P02", f'invalid input syntax for type {name}: "{s}"') from None
+    return s
+
+
+def _json_param(s: str):
+    """A JSON parameter: an object binds as jsonb (a dict); any other JSON text stays an
+    untyped string, which the context casts (a list would bind as an array)."""
+    try:
+        v = json.loads(s, parse_float=Decimal)
+    except ValueError:
+        raise error_for("22P02", "invalid input syntax for type json") from None
+    return v if isinstance(v, dict) else s
+
+
+def _binary_param(name: str, b: bytes):
+    try:
+        if name == "bool":
+            return b != b"\x00"
+        if name == "int2":
+            return struct.unpack("!h", b)[0]
+        if name == "int4":
+            return struct.unpack("!i", b)[0]
+        if name in ("int8",):
+            return struct.unpack("!q", b)[0]
+        if name == "oid":
+            return struct.unpack("!I", b)[0]
+        if name == "float4":
+            return struct.unpack("!f", b)[0]
+        if name == "float8":
+            return struct.unpack("!d", b)[0]
+        if name in ("text", "varchar", "bpchar", "unknown", "json"):
+            return b.decode("utf-8")
+        if name == "bytea":
+            return bytes(b)
+        if name == "uuid":
+            return uuid.UUID(bytes=bytes(b))
+        if name == "date":
+            return _EPOCH_DATE + _dt.timedelta(days=struct.unpack("!i", b)[0])
+        if name == "timestamp":
+            return _EPOCH_TS + _dt.timedelta(microseconds=struct.unpack("!q", b)[0])
+        if name == "timestamptz":
+            return _EPOCH_TSTZ + _dt.timedelta(microseconds=struct.unpack("!q", b)[0])
+        if name == "time":
+            us = struct.unpack("!q", b)[0]
+            return (_dt.datetime.min + _dt.timedelta(microseconds=us)).time()
+        if name == "interval":
+            from repr.dates import Interval
+            micros, days, months = struct.unpack("!qii", b)
+            if not months:
+                return _dt.timedelta(days=days, microseconds=micros)
+            return to_text(Interval(months, days, micros))  # an untyped literal: months stay months
+        if name == "numeric":
+            return _numeric_from_binary(b)
+        if name == "jsonb":
+            return _json_param(b[1:].decode("utf-8"))
+    except (struct.error, ValueError, OverflowError, UnicodeDecodeError):
+        raise error_for("22P03", f"incorrect binary data format in bind parameter of type {name}") from None
+    raise error_for("0A000", f"binary format for parameters of type {name} is not supported")
+
+
+def _numeric_from_binary(b: bytes) -> Decimal:
+    n, weight, sign, dscale = struct.unpack("!hhHH", b[:8])
+    if sign == 0xC000:
+        return Decimal("NaN")
+    if sign in (0xD000, 0xF000):
+        return Decimal("Infinity") if sign == 0xD000 else Decimal("-Infinity")
+    groups = struct.unpack(f"!{n}H", b[8:8 + 2 * n])
+    v = 0
+    for g in groups:
+        v = v * 10000 + g
+    exp = (weight - n + 1) * 4
+    d = Decimal(v).scaleb(exp)
+    if sign == 0x4000:
+        d = -d
+    return d.quantize(Decimal(1).scaleb(-dscale)) if dscale or exp < 0 else d
+
+
+def decode_parameter(type_name: Optional[str], fmt: int, data: Optional[bytes]):
+    """A Bind parameter as the Python value ``Cursor.execute`` binds: None for NULL; by the
+    statement's parameter type ``type_name`` (None: untyped, a string)."""
+    if data is None:
+        return None
+    name = type_name or "unknown"
+    if fmt == 1:
+        return _binary_param(name, data)
+    try:
+        s = bytes(data).decode("utf-8")
+    except UnicodeDecodeError:
+        raise error_for("22021", 'invalid byte sequence for encoding "UTF8"') from None
+    return _text_param(name, s)
+
+
+__all__ = ["PgType", "TYPES", "BY_OID", "pg_type", "type_name_for_oid", "encoder", "decode_parameter", "Error"]

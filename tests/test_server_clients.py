@@ -1,0 +1,150 @@
+"""``mzlite serve`` as a real process, reached by real clients: psql 15 and asyncpg.
+
+The server runs as ``python -m repl.main serve`` (what the ``mzlite serve`` command runs)
+on an ephemeral port; SIGTERM shuts it down cleanly.  psql's output is compared with what
+psql prints against PostgreSQL 15 for the same statements where PostgreSQL is available
+(``MZLITE_SLT_PG=host:port``), else with the text PostgreSQL prints (fixed here).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.fixture(scope="module")
+def served():
+    """A ``mzlite serve`` subprocess: ``(port, process)``."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "repl.main", "serve", "--port", str(port)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()  # "mzlite serve: listening on ..." once the socket is bound
+    assert "listening" in line, (line, proc.stderr.read() if proc.poll() is not None else "")
+    yield port, proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(20)
+
+
+def psql(port: int, *args: str, input: str = None) -> subprocess.CompletedProcess:
+    if shutil.which("psql") is None:
+        pytest.skip("psql is not installed")
+    env = dict(os.environ, PGCONNECT_TIMEOUT="10", PAGER="", PSQLRC="/dev/null")
+    return subprocess.run(["psql", "-X", "-h", "127.0.0.1", "-p", str(port), "-U", "materialize", "materialize",
+                           *args], capture_output=True, text=True, input=input, env=env, timeout=60)
+
+
+def test_psql_c_and_f(served, tmp_path):
+    port, _ = served
+    r = psql(port, "-c", "CREATE TABLE pt (a int, b text)", "-c", "INSERT INTO pt VALUES (1, 'x'), (2, NULL)",
+             "-c", "SELECT a, b FROM pt ORDER BY a")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("CREATE TABLE\nINSERT 0 2\n a | b \n---+---\n 1 | x\n 2 | \n(2 rows)\n\n")
+    script = tmp_path / "s.sql"
+    script.write_text("CREATE VIEW pv AS SELECT sum(a) AS s FROM pt;\nSELECT * FROM pv;\n")
+    r = psql(port, "-f", str(script))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "CREATE VIEW\n s \n---\n 3\n(1 row)\n\n"
+
+
+def test_psql_error_report(served):
+    """psql prints mzlite's error with PostgreSQL's layout: the position as a LINE with a
+    caret, and the hint."""
+    port, _ = served
+    r = psql(port, "-c", "SELECT nosuch_column FROM pt")
+    assert r.returncode == 1
+    assert r.stderr.startswith('ERROR:  column "nosuch_column" does not exist\nLINE 1: SELECT nosuch_column FROM pt\n'
+                               '               ^')
+
+
+def test_psql_conninfo_and_variables(served):
+    port, _ = served
+    r = psql(port, "-c", r"\conninfo", "-c", "SHOW transaction_isolation")
+    assert r.returncode == 0, r.stderr
+    assert 'You are connected to database "materialize" as user "materialize"' in r.stdout
+    assert "strict serializable" in r.stdout
+
+
+def test_psql_subscribe_streams_until_up_to(served):
+    """A bare SUBSCRIBE in psql streams as COPY data (Materialize's way) and ends at UP TO."""
+    port, _ = served
+    assert psql(port, "-c", "CREATE TABLE ps (a int, b text)", "-c", "INSERT INTO ps VALUES (1, 'x'), (2, NULL)"
+                ).returncode == 0
+    r = psql(port, input="SELECT mz_now()::text::int8 AS ts, mz_now()::text::int8 + 1 AS te \\gset\n"
+                         "COPY (SUBSCRIBE ps AS OF :ts UP TO :te) TO STDOUT\n")
+    assert r.returncode == 0, r.stderr
+    assert sorted(line.split("\t")[1:] for line in r.stdout.splitlines()) == [["1", "1", "x"], ["1", "2", "\\N"]]
+
+
+def test_asyncpg_binary_extended_protocol(served):
+    asyncpg = pytest.importorskip("asyncpg")
+    port, _ = served
+
+    async def run():
+        c = await asyncpg.connect(host="127.0.0.1", port=port, user="materialize", database="materialize")
+        try:
+            await c.execute("CREATE TABLE at (a int, b text, c numeric, d timestamptz)")
+            await c.executemany("INSERT INTO at VALUES ($1, $2, $3, now())", [(1, "a", Decimal("1.5")),
+                                                                              (2, "b", None)])
+            rows = await c.fetch("SELECT a, b, c FROM at WHERE a >= $1 ORDER BY a", 1)
+            assert [tuple(r) for r in rows] == [(1, "a", Decimal("1.5")), (2, "b", None)]
+            st = await c.prepare("SELECT b FROM at WHERE a = $1")
+            assert [p.name for p in st.get_parameters()] == ["int4"]
+            assert await st.fetchval(2) == "b"
+            assert (await c.fetchrow("SELECT d FROM at WHERE a = 1"))["d"].tzinfo is not None
+            with pytest.raises(asyncpg.exceptions.DivisionByZeroError):
+                await c.fetch("SELECT 1 / $1", 0)
+            assert await c.fetchval("SELECT $1::int8 * 2", 21) == 42
+        finally:
+            await c.close()
+    asyncio.run(run())
+
+
+def test_two_sessions_share_one_database(served):
+    """What two terminals need: a write from one psql is visible to the next."""
+    port, _ = served
+    assert psql(port, "-c", "CREATE TABLE shared (a int)").returncode == 0
+    assert psql(port, "-c", "INSERT INTO shared VALUES (42)").returncode == 0
+    assert psql(port, "-At", "-c", "SELECT a FROM shared").stdout.strip() == "42"
+
+
+def test_sigterm_shuts_down_cleanly():
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "repl.main", "serve", "--port", str(port)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "listening" in proc.stdout.readline()
+    r = psql(port, "-c", "SELECT 1")
+    assert r.returncode == 0
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(20) == 0
+    err = proc.stderr.read()
+    assert "shutting down" in err and "Traceback" not in err
+    assert re.search(r"connection 1: materialize@materialize from 127\.0\.0\.1:\d+", err)
+
+
+def test_serve_help_and_refusals():
+    r = subprocess.run([sys.executable, "-m", "repl.main", "serve", "--help"], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and "--port" in r.stdout and "--password-file" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "repl.main", "serve", "--host", "0.0.0.0", "--port", "0"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "without authentication" in r.stderr
