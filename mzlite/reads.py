@@ -53,6 +53,7 @@ def literal_timestamp(expr) -> int:
 def select(db, session, plan, stmt, params) -> Result:
     """The sequencer's handler of a ``SelectPlan`` (and a ``DECLARE``'s query)."""
     session.note_read()
+    db.catalog.cluster(session.vars["cluster"])  # a read runs on the session's cluster, which must exist
     as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
     system = [gid for gid in plan.depends_on if gid.is_system()]
     if system:

@@ -93,6 +93,8 @@ class Show:
     name: Optional[str] = None
     like: Optional[str] = None
     location: int = 0  #: of ``on`` when present
+    schema: Optional[str] = None   #: ``FROM s`` / ``IN s`` of a listing (the schema's name)
+    cluster: Optional[str] = None  #: ``IN CLUSTER c`` of a listing
 
 
 @dataclass(frozen=True)
