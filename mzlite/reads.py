@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Optional
 
 from compute import protocol as P
-from expr.compile import evaluate_constant
+from expr.compile import evaluate_constant, interpret
 from expr.finishing import finish
 from expr.mfp import MapFilterProject
 from mzlite.cursor import Result
@@ -33,14 +33,17 @@ from sql import errors as E
 from sql.types import display_name
 
 
-def literal_timestamp(expr) -> int:
-    """The value of an ``AS OF`` / ``UP TO`` expression (a constant) as a timestamp."""
+def literal_timestamp(expr, now: Optional[int] = None) -> int:
+    """The value of an ``AS OF`` / ``UP TO`` expression (a constant) as a timestamp; ``now``
+    (the wall clock in ms) is what ``now()`` and ``mz_now()`` mean in it (``AS OF now()``)."""
     try:
-        v = evaluate_constant(expr)
+        v = evaluate_constant(expr) if now is None else interpret(expr, (), now)
     except EvalError as e:
         raise E.error_for(e.sqlstate, e.message)
     except Exception:
         raise E.error_for(E.FEATURE_NOT_SUPPORTED, "AS OF must be a constant expression")
+    if v is None:
+        raise E.error_for(E.INVALID_PARAMETER_VALUE, "AS OF requires a timestamp: the expression is NULL")
     try:
         t = int(v)
     except (TypeError, ValueError):
@@ -54,7 +57,7 @@ def select(db, session, plan, stmt, params) -> Result:
     """The sequencer's handler of a ``SelectPlan`` (and a ``DECLARE``'s query)."""
     session.note_read()
     db.catalog.cluster(session.vars["cluster"])  # a read runs on the session's cluster, which must exist
-    as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
+    as_of = literal_timestamp(plan.as_of, db.oracle.clock()) if plan.as_of is not None else None
     system = [gid for gid in plan.depends_on if gid.is_system()]
     if system:
         db.introspection.refresh(system)

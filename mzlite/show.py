@@ -110,6 +110,8 @@ def show_create(db, session, plan, stmt, params) -> Result:
 def explain(db, session, plan, stmt, params) -> Result:
     inner = plan.plan
     interactive = bool(db.system["enable_compute_interactive_runtime"])
+    if plan.item is not None:
+        return _explain_item(db, plan)
     if plan.stage == "timestamp":
         return _explain_timestamp(db, session, inner)
     if isinstance(inner, SelectPlan):
@@ -137,6 +139,19 @@ def explain(db, session, plan, stmt, params) -> Result:
     return _rows(("Optimized Plan",), [(text,)])
 
 
+def _explain_item(db, plan) -> Result:
+    """``EXPLAIN MATERIALIZED VIEW | VIEW | INDEX name``: the plan of what the item maintains."""
+    item = db.catalog.get(plan.item)
+    if item.kind == "index":
+        on = db.catalog.get(item.on_id)
+        text = f"Explained Index: on {on.name} key=[{', '.join(item.key_sql)}]\nruntime: maintenance\n"
+    else:
+        text = X.explain_expr(item.expr if plan.stage in ("raw", "decorrelated") else optimize(item.expr))
+        if item.kind == "materialized_view":
+            text += "runtime: maintenance\n"
+    return _rows(("Optimized Plan",), [(text,)])
+
+
 def _placeholder(n):
     return GlobalId("t", 10 ** 9 + n)
 
@@ -146,7 +161,7 @@ def _explain_timestamp(db, session, inner) -> Result:
     peek = plan_peek(expr, inner.finishing, db.lowering.available_indexes(), optimized=True)
     ids = {peek.index_id} if isinstance(peek, FastPathPeek) else (
         db.reader.input_ids(peek.expr) if hasattr(peek, "expr") else set())
-    as_of = literal_timestamp(inner.as_of) if inner.as_of is not None else None
+    as_of = literal_timestamp(inner.as_of, db.oracle.clock()) if inner.as_of is not None else None
     t = db.reader.choose_timestamp(session, ids, as_of, inner.as_of_at_least)
     lines = [f"                query timestamp: {t:>13}",
              f"          oracle read timestamp: {db.oracle.peek_read_ts():>13}",

@@ -362,6 +362,18 @@ def _show(b: Binder, stmt, node: mz.Show):
 
 
 def _explain(b: Binder, stmt, node: mz.Explain):
+    if node.format != "text":
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"EXPLAIN ... AS {node.format.upper()} is not supported: "
+                      "mzlite prints its plans as text (EXPLAIN ... AS TEXT)", 0)
+    if getattr(node, "target", None) is not None:
+        kind, name = node.target
+        item = b.catalog.resolve(name, position=b.pos(node.location))
+        w = kind.replace("_", " ")
+        if item.kind != kind:
+            raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is not {_article(w)} {w}", node.location)
+        if node.stage == "timestamp":
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, f"EXPLAIN TIMESTAMP FOR {w.upper()} is not supported", 0)
+        return P.ExplainPlan(node.stage, None, node.format, item=item.id)
     inner = plan_statement(node.statement, b.catalog, b.params)
     return P.ExplainPlan(node.stage, inner, node.format)
 

@@ -237,8 +237,9 @@ class ShowCreatePlan(Plan):
 @dataclass(frozen=True)
 class ExplainPlan(Plan):
     stage: str        #: raw | decorrelated | optimized | physical | timestamp
-    plan: Any         #: the explained statement's plan
+    plan: Any         #: the explained statement's plan (None when ``item`` is explained)
     format: str = "text"
+    item: Optional[GlobalId] = None  #: ``EXPLAIN MATERIALIZED VIEW | VIEW | INDEX name``
 
 
 @dataclass(frozen=True)

@@ -105,8 +105,11 @@ class Explain:
     ``timestamp``.  ``statement`` is the explained ``sql.parse.Statement``.
     """
     stage: str
-    statement: Any
+    statement: Any          #: None when ``target`` is set
     format: str = "text"
+    #: ``EXPLAIN [MATERIALIZED] VIEW name`` / ``EXPLAIN INDEX name``: (kind, name tuple)
+    target: Optional[tuple] = None
+    location: int = 0       #: of the target's name
 
 
 # ---- WITH MUTUALLY RECURSIVE -------------------------------------------------

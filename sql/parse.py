@@ -469,6 +469,14 @@ class _Ctx:
         return None
 
     def pglast_statement(self) -> Statement:
+        n = len(self.toks)
+        tail = [self.word(j) for j in range(max(0, n - 4), n)]
+        if (tail[-2:] == ["AS", "OF"] or tail[-4:] == ["AS", "OF", "AT", "LEAST"]) and self._top_level_from():
+            # PostgreSQL's grammar reads a trailing ``AS OF`` after a FROM item as the table
+            # alias "of"; Materialize's reads the AS OF clause, and wants its timestamp
+            # (``SELECT 1 AS of`` stays a column alias in both)
+            self.i = n
+            raise _syntax("Expected a timestamp value after 'AS OF', found EOF", self.pos(len(self.ptext)))
         try:
             node = self.parse_pg(0, len(self.ptext))
             return self.classify(node)
@@ -483,6 +491,18 @@ class _Ctx:
             if not isinstance(node, ast.SelectStmt):
                 raise first
             return self.stmt("select", node, as_of=AsOf(expr, at_least))
+
+    def _top_level_from(self) -> bool:
+        depth = 0
+        for j in range(len(self.toks)):
+            w = self.word(j)
+            if w == "(":
+                depth += 1
+            elif w == ")":
+                depth -= 1
+            elif depth == 0 and w == "FROM":
+                return True
+        return False
 
     def _trailing_as_of(self) -> Optional[int]:
         depth, found = 0, None
@@ -652,29 +672,37 @@ class _Ctx:
         return like
 
     def explain(self) -> Explain:
+        """``EXPLAIN [stage PLAN | PLAN | TIMESTAMP] [WITH (...)] [AS TEXT|JSON] [FOR]
+        (statement | [MATERIALIZED] VIEW name | INDEX name)``, Materialize's grammar."""
         self.expect("EXPLAIN")
         stage, fmt = "optimized", "text"
         stages = {"RAW": "raw", "DECORRELATED": "decorrelated", "OPTIMIZED": "optimized",
                   "PHYSICAL": "physical", "LOCALLY": "optimized", "GLOBAL": "optimized"}
-        explicit = False
         if self.peek() in stages and self.peek(1) in ("PLAN", "OPTIMIZED"):
             stage = stages[self.peek()]
             self.i += 1
             self.accept("OPTIMIZED")
             self.expect("PLAN")
-            explicit = True
         elif self.accept("PLAN"):
-            explicit = True
+            pass
         elif self.accept("TIMESTAMP"):
-            stage, explicit = "timestamp", True
-        if explicit:
-            if self.accept("WITH"):
-                self.options()
-            if self.accept("AS"):
-                fmt = self.ident()
-            self.accept("FOR")
+            stage = "timestamp"
+        if self.accept("WITH"):
+            self.options()
+        if self.peek() == "AS" and self.peek(1) in ("TEXT", "JSON", "DOT", "VERBOSE"):
+            self.i += 1
+            fmt = self.ident()
+        self.accept("FOR")
         if self.i >= len(self.toks):
             raise self.error_here()
+        for words, kind in ((("MATERIALIZED", "VIEW"), "materialized_view"), (("VIEW",), "view"),
+                            (("INDEX",), "index")):
+            if self.accept(*words):
+                loc = self.loc()
+                name = self.name()
+                if self.i < len(self.toks):
+                    raise self.error_here()
+                return Explain(stage, None, fmt, target=(kind, name), location=loc)
         lo = self.loc()
         sub = _Ctx(self.source, self.origin, self.text, " " * lo + self.ptext[lo:],
                    self.toks[self.i:], self.inserts)
