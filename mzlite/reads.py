@@ -172,13 +172,17 @@ class Reader:
           timestamp, the isolation level; by default the oracle's, as below);
         * an index or a materialized view: the oracle's read timestamp, every table's upper
           first advanced past it, or the latest ``since`` of the inputs when that is later
-          (nothing earlier is readable; a dropped input, since None, is skipped).  A dataflow
-          of constants alone therefore starts at the oracle's read timestamp too, not at 0.
+          (nothing earlier is readable; a dropped input, since None, is skipped);
+        * a dataflow with no inputs at all (a materialized view or index over constants):
+          time 0, as Materialize chooses it, so ``SELECT * FROM mv AS OF 2`` is answerable
+          (nothing time-varying constrains it; its output is the same at every time).
 
         Hold the inputs at the result before anything else (``hold``): until then the ticker
         may compact them past it."""
         if session is not None:
             return self.choose_timestamp(session, ids, as_of, at_least)
+        if not ids:
+            return 0
         return self._now_or_since(max((s for s in map(self.since_of, ids) if s is not None), default=0))
 
     # -------------------------------------------------------------- holds
