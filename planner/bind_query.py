@@ -787,12 +787,13 @@ def values_relation(outer: Outer, ctxs, rows):
 
 # ---- table functions over arrays and jsonb
 _DOC_TABLE_FUNCTIONS = ("unnest", "jsonb_each", "jsonb_each_text", "jsonb_array_elements",
-                        "jsonb_array_elements_text", "jsonb_object_keys")
+                        "jsonb_array_elements_text", "jsonb_object_keys", "regexp_split_to_table")
 
 
 def _select_list_srf(v, or_generate_series: bool = False) -> bool:
     """A one-column set-returning function of (or ``generate_series``) in a select list."""
-    names = ("unnest", "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys")
+    names = ("unnest", "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys",
+             "regexp_split_to_table")
     return isinstance(v, ast.FuncCall) and v.over is None and (
         v.funcname[-1].sval.lower() in names or (or_generate_series and v.funcname[-1].sval.lower() == "generate_series"))
 # ---- end

@@ -368,4 +368,22 @@ _add("translate", translate)
 _add("regexp_match", regexp_match)
 _add("regexp_split_to_array", regexp_split_to_array)
 _add("string_to_array", string_to_array, strict=False)
+
+#: what ``version()`` / ``mz_version()`` report (Materialize's shapes, mzlite's name and version)
+MZLITE_VERSION = "0.1.0"
+_add("version", lambda: f"PostgreSQL 9.5 on x86_64-unknown-linux-gnu (mzlite v{MZLITE_VERSION})")
+_add("mz_version", lambda: f"v{MZLITE_VERSION} (mzlite)")
+_add("mz_version_num", lambda: int("".join(f"{int(x):02d}" for x in MZLITE_VERSION.split("."))))
+_add("current_database", lambda: "materialize")
+_add("current_schema", lambda: "public")
+
+
+def regexp_split_to_table(s, pattern, flags=""):
+    if s is None or pattern is None or flags is None:
+        return ()
+    return [(piece,) for piece in regexp_split_to_array(s, pattern, flags)]
+
+
+#: table function name -> (implementation, output column names, output types)
+TABLE_FUNCTIONS = {"regexp_split_to_table": (regexp_split_to_table, ("regexp_split_to_table",), ("text",))}
 _add("cast_unknown_to_text", lambda s: s, inline="{0}")
