@@ -359,6 +359,9 @@ class _Ctx:
             rewrite_lists(self)
         if any(self.word(j) == "MUTUALLY" for j in range(len(self.toks))):
             self.wmr.update(rewrite_mutually_recursive(self))
+        if any(self.word(j) in ("[", "LEFT", "RIGHT") for j in range(len(self.toks))):
+            from sql.mzrewrites import rewrite  # Materialize's wider expression grammar
+            rewrite(self)
         w0, w1 = self.peek(0), self.peek(1)
         if w0 == "SUBSCRIBE":
             return self.stmt("subscribe", self.subscribe())
