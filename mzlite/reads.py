@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Optional
 
 from compute import protocol as P
-from expr.compile import evaluate_constant, interpret
+from expr.compile import evaluate_constant
 from expr.finishing import finish
 from expr.mfp import MapFilterProject
 from mzlite.cursor import Result
@@ -33,31 +33,27 @@ from sql import errors as E
 from sql.types import display_name
 
 
-def literal_timestamp(expr, now: Optional[int] = None) -> int:
-    """The value of an ``AS OF`` / ``UP TO`` expression (a constant) as a timestamp; ``now``
-    (the wall clock in ms) is what ``now()`` and ``mz_now()`` mean in it (``AS OF now()``)."""
+_NOT_A_TIMESTAMP = "AS OF or UP TO should be castable to a (non-null) mz_timestamp value"
+
+
+def literal_timestamp(expr) -> int:
+    """The value of an ``AS OF`` / ``UP TO`` expression (a constant the planner cast to
+    mz_timestamp, with no unmaterializable call) as a timestamp.  A value that is NULL or
+    fails to evaluate (``7/0``, ``-1``, ``'xxx'``) is refused with Materialize's text."""
     try:
-        v = evaluate_constant(expr) if now is None else interpret(expr, (), now)
-    except EvalError as e:
-        raise E.error_for(e.sqlstate, e.message)
-    except Exception:
-        raise E.error_for(E.FEATURE_NOT_SUPPORTED, "AS OF must be a constant expression")
-    if v is None:
-        raise E.error_for(E.INVALID_PARAMETER_VALUE, "AS OF requires a timestamp: the expression is NULL")
-    try:
-        t = int(v)
-    except (TypeError, ValueError):
-        raise E.error_for(E.DATATYPE_MISMATCH, f"AS OF must be a timestamp, not {v!r}")
-    if t < 0 or t > MAX:
-        raise E.error_for(E.NUMERIC_VALUE_OUT_OF_RANGE, f"timestamp out of range: {t}")
-    return t
+        v = evaluate_constant(expr)
+    except EvalError:
+        raise E.error_for(E.INVALID_PARAMETER_VALUE, _NOT_A_TIMESTAMP) from None
+    if v is None or isinstance(v, bool) or not isinstance(v, int) or v < 0 or v > MAX:
+        raise E.error_for(E.INVALID_PARAMETER_VALUE, _NOT_A_TIMESTAMP)
+    return v
 
 
 def select(db, session, plan, stmt, params) -> Result:
     """The sequencer's handler of a ``SelectPlan`` (and a ``DECLARE``'s query)."""
     session.note_read()
     db.catalog.cluster(session.vars["cluster"])  # a read runs on the session's cluster, which must exist
-    as_of = literal_timestamp(plan.as_of, db.oracle.clock()) if plan.as_of is not None else None
+    as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
     system = [gid for gid in plan.depends_on if gid.is_system()]
     if system:
         db.introspection.refresh(system)

@@ -161,7 +161,7 @@ def _explain_timestamp(db, session, inner) -> Result:
     peek = plan_peek(expr, inner.finishing, db.lowering.available_indexes(), optimized=True)
     ids = {peek.index_id} if isinstance(peek, FastPathPeek) else (
         db.reader.input_ids(peek.expr) if hasattr(peek, "expr") else set())
-    as_of = literal_timestamp(inner.as_of, db.oracle.clock()) if inner.as_of is not None else None
+    as_of = literal_timestamp(inner.as_of) if inner.as_of is not None else None
     t = db.reader.choose_timestamp(session, ids, as_of, inner.as_of_at_least)
     lines = [f"                query timestamp: {t:>13}",
              f"          oracle read timestamp: {db.oracle.peek_read_ts():>13}",

@@ -468,9 +468,9 @@ def start(db, session, plan, *, max_buffered: Optional[int] = None) -> Subscript
     expr = optimize(plan.expr)
     check_maintainable(resolve_imports(expr, db.lowering)[0], "SUBSCRIBE")
     ids = db.reader.input_ids(expr)
-    as_of = literal_timestamp(plan.as_of, db.oracle.clock()) if plan.as_of is not None else None
+    as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
     t = db.reader.dataflow_as_of(ids, session, as_of, plan.as_of_at_least)
-    up_to = literal_timestamp(plan.up_to, db.oracle.clock()) if plan.up_to is not None else None
+    up_to = literal_timestamp(plan.up_to) if plan.up_to is not None else None
     if up_to is not None and up_to < t:
         raise E.error_for(E.INVALID_PARAMETER_VALUE,
                           f"UP TO ({up_to}) must be greater than or equal to AS OF ({t})")

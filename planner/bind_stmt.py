@@ -53,15 +53,50 @@ def plan_query(b: Binder, node):
     return expr, finishing, tuple(zip(bq.names, bq.types))
 
 
+#: functions whose value is not a constant of the statement: refused in AS OF / UP TO, as
+#: Materialize refuses them (``now()``, ``mz_now()``, the session's database, the version)
+_UNMATERIALIZABLE = frozenset({"now", "current_database", "current_schema", "version", "mz_version",
+                               "mz_version_num"})
+
+
+def _unmaterializable(e) -> bool:
+    from expr.functions import VOLATILE
+    from expr.scalar import Call, CallMzNow, If
+    if isinstance(e, CallMzNow):
+        return True
+    if isinstance(e, Call):
+        return e.func in _UNMATERIALIZABLE or e.func in VOLATILE or any(_unmaterializable(a) for a in e.args)
+    if isinstance(e, If):
+        return any(_unmaterializable(x) for x in (e.cond, e.then, e.els))
+    return False
+
+
 def _timestamp_expr(b: Binder, node):
+    """An ``AS OF`` / ``UP TO`` expression bound and cast to mz_timestamp, with Materialize's
+    refusals: an unmaterializable function (0A000) and a type with no cast (42846)."""
     if node is None:
         return None
     ctx = ExprContext(b, UNIT, [], Scope([]), clause="AS OF")
     e = ctx.bind(node)
+    if _unmaterializable(e):
+        raise b.error(errors.FEATURE_NOT_SUPPORTED,
+                      "calling an unmaterializable function in AS OF or UP TO not yet supported",
+                      getattr(node, "location", None))
     t = ctx.typeof(e)
     if t != "mz_timestamp":
-        e = ctx.coerce(e, "mz_timestamp", "explicit" if t in ("unknown", "text", "numeric", "int8", "int4", "int2")
-                       else "implicit", getattr(node, "location", None))
+        from sql.types import can_cast, display_name
+        if not can_cast(t, "mz_timestamp", "explicit"):
+            raise b.error("42846", f"AS OF or UP TO does not support casting from {display_name(t)} to mz_timestamp",
+                          getattr(node, "location", None))
+        try:
+            e = ctx.coerce(e, "mz_timestamp", "explicit" if t in ("unknown", "text", "numeric", "int8", "int4", "int2")
+                           else "implicit", getattr(node, "location", None))
+        except errors.Error as ex:  # a constant that folds to a data error at plan time
+            if not ex.sqlstate.startswith("22"):
+                raise
+            raise b.error(errors.INVALID_PARAMETER_VALUE,
+                          "AS OF or UP TO should be castable to a (non-null) mz_timestamp value",
+                          getattr(node, "location", None)) from None
     return e
 
 
