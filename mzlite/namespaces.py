@@ -1,6 +1,6 @@
 """Schemas and clusters: the sequencer's handlers of ``CreateSchemaPlan``,
 ``DropSchemaPlan``, ``CreateClusterPlan``, ``DropClusterPlan``, ``ClusterReplicasPlan`` and
-``AlterClusterPlan``.
+``AlterClusterPlan``; and ``RenamePlan`` (ALTER ... RENAME TO), the other name change.
 
 Owns the catalog's ``schemas`` and ``clusters`` tables (``planner.catalog``) and their
 changes.  A cluster is a named scheduling domain over the one replica: its indexes and
@@ -16,6 +16,7 @@ Deliberately not here: parsing and the checks made at planning
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from mzlite.cursor import Result
 from mzlite.ddl import drop_ids
@@ -73,4 +74,19 @@ def alter_cluster(db, session, plan, stmt, params) -> Result:
         return Result(plan.tag, None)
     clusters[plan.name] = dataclasses.replace(c, options=plan.options,
                                               replicas=c.replicas if plan.replicas is None else plan.replicas)
+    return Result(plan.tag, None)
+
+
+def rename(db, session, plan, stmt, params) -> Result:
+    """Rename a catalog item.  Its ``create_sql`` names it anew (the first occurrence of the
+    old name after the object keyword); the create_sql of dependents still shows the old
+    name (they are bound by id, so they go on working)."""
+    session.refuse_in_transaction(plan)
+    if plan.id is None:
+        return Result(plan.tag, None)
+    item = db.catalog.get(plan.id)
+    old_bare, new_bare = plan.old.rsplit(".", 1)[-1], plan.new.rsplit(".", 1)[-1]
+    sql = re.sub(r'(?i)((?:TABLE|VIEW|INDEX)\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:[\w"]+\.)*)"?' + re.escape(old_bare) + r'"?',
+                 lambda m: m.group(1) + new_bare, item.create_sql, count=1)
+    db.catalog.replace(dataclasses.replace(item, name=plan.new, create_sql=sql))
     return Result(plan.tag, None)

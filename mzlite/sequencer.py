@@ -96,6 +96,7 @@ HANDLERS = {
     P.DropClusterPlan: namespaces.drop_cluster,
     P.ClusterReplicasPlan: namespaces.cluster_replicas,
     P.AlterClusterPlan: namespaces.alter_cluster,
+    P.RenamePlan: namespaces.rename,
 }
 
 

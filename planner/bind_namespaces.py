@@ -146,3 +146,35 @@ def alter_cluster(b, stmt, node):
     if any(k in ("size", "replication factor") for k, _ in node.options) or node.reset:
         replicas = _managed_replicas(tuple(opts.items()))
     return P.AlterClusterPlan(node.name, replicas=replicas, options=tuple(opts.items()))
+
+
+_RENAME_KINDS = {"OBJECT_TABLE": "table", "OBJECT_VIEW": "view", "OBJECT_MATVIEW": "materialized_view",
+                 "OBJECT_INDEX": "index"}
+
+
+def rename(b, stmt, node):
+    """``ALTER TABLE | VIEW | MATERIALIZED VIEW | INDEX [IF EXISTS] x RENAME TO y``.  The new
+    name stays in the item's schema; dependents are bound by id and follow the rename."""
+    kind = _RENAME_KINDS.get(enum_name(node.renameType))
+    if kind is None:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"ALTER ... RENAME of {enum_name(node.renameType)[7:].lower()} "
+                      "is not supported", 0)
+    rv = node.relation
+    parts = tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x)
+    if len(parts) >= 2 and parts[-2] in SYSTEM_SCHEMAS:
+        raise b.error("42501", f"system schema '{parts[-2]}' cannot be modified", rv.location)
+    item = b.catalog.try_resolve(parts)
+    if item is None:
+        if node.missing_ok:
+            return P.RenamePlan(None, "", "")
+        b.catalog.resolve(parts, position=b.pos(rv.location))
+    if item.kind == "system":
+        raise b.error("42501", f"system item '{item.name}' cannot be modified", rv.location)
+    if item.kind != kind:
+        w = kind.replace("_", " ")
+        raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is a {item.kind_word()} not a{'n' if w[0] in 'aeiou' else ''} {w}",
+                      rv.location)
+    new = item.name.rsplit(".", 1)[0] + "." + node.newname if "." in item.name else node.newname
+    if b.catalog.try_resolve(new) is not None:
+        raise b.error(errors.DUPLICATE_TABLE, f"catalog item '{node.newname}' already exists", rv.location)
+    return P.RenamePlan(item.id, item.name, new)

@@ -511,5 +511,5 @@ _DISPATCH = {
     "show": _show, "explain": _explain, "subscribe": _subscribe, "declare": _declare, "fetch": _fetch,
     "close": _close, "create_schema": N.create_schema, "create_cluster": N.create_cluster,
     "drop_cluster": N.drop_cluster, "create_cluster_replica": N.create_cluster_replica,
-    "drop_cluster_replica": N.drop_cluster_replica, "alter_cluster": N.alter_cluster,
+    "drop_cluster_replica": N.drop_cluster_replica, "alter_cluster": N.alter_cluster, "rename": N.rename,
 }

@@ -331,3 +331,12 @@ class AlterClusterPlan(DdlPlan):
     replicas: Optional[tuple[tuple[str, str], ...]] = None  #: a new size or replication factor
     options: tuple[tuple[str, Any], ...] = ()
     tag: ClassVar[str] = "ALTER CLUSTER"
+
+
+@dataclass(frozen=True)
+class RenamePlan(DdlPlan):
+    """ALTER ... RENAME TO: ``id`` None when IF EXISTS found nothing."""
+    id: Optional[GlobalId]
+    old: str
+    new: str
+    tag: ClassVar[str] = "ALTER OBJECT"
