@@ -31,7 +31,7 @@ def create_table(db, session, plan, stmt, params) -> Result:
     if existing is not None:
         if plan.if_not_exists:
             return Result(plan.tag, None)
-        raise E.error_for(E.DUPLICATE_TABLE, f'{existing.kind_word()} "{plan.name}" already exists')
+        raise E.error_for(E.DUPLICATE_TABLE, f"catalog item '{plan.name}' already exists")
     session.refuse_in_transaction(plan)
     id = db.allocate_user()
     db.storage.create_table(id, len(plan.columns))
@@ -58,6 +58,13 @@ def create_table_as(db, session, plan, stmt, params) -> Result:
     if counts:
         db.writer.apply(session, {table.id: counts}, consolidated=True)
     return Result(f"SELECT {len(rows)}", None, rowcount=len(rows))
+
+
+def require_cluster(db, session, name=None) -> str:
+    """The cluster a statement runs on (``IN CLUSTER`` or the session's), which must exist."""
+    name = name or session.vars["cluster"]
+    db.catalog.cluster(name)
+    return name
 
 
 def _create_dataflow(db, desc, on_created=None):
@@ -108,7 +115,7 @@ def create_view(db, session, plan, stmt, params) -> Result:
     if existing is not None and not plan.or_replace:
         if plan.if_not_exists:
             return Result(plan.tag, None)
-        raise E.error_for(E.DUPLICATE_TABLE, f'{existing.kind_word()} "{plan.name}" already exists')
+        raise E.error_for(E.DUPLICATE_TABLE, f"catalog item '{plan.name}' already exists")
     session.refuse_in_transaction(plan)
     if existing is not None and plan.or_replace:
         if existing.kind != ("materialized_view" if plan.materialized else "view"):
@@ -119,11 +126,13 @@ def create_view(db, session, plan, stmt, params) -> Result:
         for gid in db.catalog.check_drop(existing.id, cascade=False):
             _drop_one(db, gid)
     columns = tuple(ColumnDef(n, t) for n, t in plan.columns)
+    cluster = require_cluster(db, session, plan.in_cluster) if plan.materialized else None
     id = db.allocate_user()
     if plan.materialized:
         create_materialized_view_dataflow(db, id, plan.name, plan.expr, len(columns))
     db.catalog.add(CatalogItem(id, plan.name, "materialized_view" if plan.materialized else "view", columns,
-                               expr=plan.expr, create_sql=plan.create_sql, depends_on=frozenset(plan.depends_on)))
+                               expr=plan.expr, create_sql=plan.create_sql, depends_on=frozenset(plan.depends_on),
+                               cluster=cluster))
     return Result(plan.tag, None)
 
 
@@ -149,13 +158,15 @@ def create_index(db, session, plan, stmt, params) -> Result:
     if existing is not None:
         if plan.if_not_exists:
             return Result(plan.tag, None)
-        raise E.error_for(E.DUPLICATE_TABLE, f'{existing.kind_word()} "{name}" already exists')
+        raise E.error_for(E.DUPLICATE_TABLE, f"catalog item '{name}' already exists")
     session.refuse_in_transaction(plan)
+    cluster = require_cluster(db, session, plan.in_cluster)
     on = db.catalog.get(plan.on_id)
     if on.kind not in ("table", "view", "materialized_view"):
         raise E.error_for(E.WRONG_OBJECT_TYPE, f'"{on.name}" is not a table, view or materialized view')
     index = CatalogItem(db.allocate_user(), name, "index", (), create_sql=plan.create_sql, on_id=plan.on_id,
-                        key=tuple(plan.key), key_sql=tuple(plan.key_sql), depends_on=frozenset({plan.on_id}))
+                        key=tuple(plan.key), key_sql=tuple(plan.key_sql), depends_on=frozenset({plan.on_id}),
+                        cluster=cluster)
     create_index_dataflow(db, index)
     db.catalog.add(index)
     return Result(plan.tag, None)
@@ -167,10 +178,15 @@ def drop(db, session, plan, stmt, params) -> Result:
     if not ids:
         for gid in plan.ids:
             ids.extend(x for x in db.catalog.check_drop(gid, plan.cascade) if x not in ids)
+    drop_ids(db, ids)
+    return Result(plan.tag, None)
+
+
+def drop_ids(db, ids) -> None:
+    """Drop every item of ``ids`` (in drop order: dependents first) still in the catalog."""
     for gid in ids:
         if gid in db.catalog:
             _drop_one(db, gid)
-    return Result(plan.tag, None)
 
 
 def _drop_one(db, gid: GlobalId) -> None:

@@ -40,26 +40,26 @@ from sql.types import display_name
 HOLD_ATTEMPTS = 8
 
 
+_NOT_A_TIMESTAMP = "AS OF or UP TO should be castable to a (non-null) mz_timestamp value"
+
+
 def literal_timestamp(expr) -> int:
-    """The value of an ``AS OF`` / ``UP TO`` expression (a constant) as a timestamp."""
+    """The value of an ``AS OF`` / ``UP TO`` expression (a constant the planner cast to
+    mz_timestamp, with no unmaterializable call) as a timestamp.  A value that is NULL or
+    fails to evaluate (``7/0``, ``-1``, ``'xxx'``) is refused with Materialize's text."""
     try:
         v = evaluate_constant(expr)
-    except EvalError as e:
-        raise E.error_for(e.sqlstate, e.message)
-    except Exception:
-        raise E.error_for(E.FEATURE_NOT_SUPPORTED, "AS OF must be a constant expression")
-    try:
-        t = int(v)
-    except (TypeError, ValueError):
-        raise E.error_for(E.DATATYPE_MISMATCH, f"AS OF must be a timestamp, not {v!r}")
-    if t < 0 or t > MAX:
-        raise E.error_for(E.NUMERIC_VALUE_OUT_OF_RANGE, f"timestamp out of range: {t}")
-    return t
+    except EvalError:
+        raise E.error_for(E.INVALID_PARAMETER_VALUE, _NOT_A_TIMESTAMP) from None
+    if v is None or isinstance(v, bool) or not isinstance(v, int) or v < 0 or v > MAX:
+        raise E.error_for(E.INVALID_PARAMETER_VALUE, _NOT_A_TIMESTAMP)
+    return v
 
 
 def select(db, session, plan, stmt, params) -> Result:
     """The sequencer's handler of a ``SelectPlan`` (and a ``DECLARE``'s query)."""
     session.note_read()
+    db.catalog.cluster(session.vars["cluster"])  # a read runs on the session's cluster, which must exist
     as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
     system = [gid for gid in plan.depends_on if gid.is_system()]
     if system:
@@ -181,10 +181,14 @@ class Reader:
           timestamp, the isolation level; by default the oracle's, as below);
         * an index or a materialized view: the oracle's read timestamp, every table's upper
           first advanced past it, or the latest ``since`` of the inputs when that is later
-          (nothing earlier is readable; a dropped input, since None, is skipped).  A dataflow
-          of constants alone therefore starts at the oracle's read timestamp too, not at 0."""
+          (nothing earlier is readable; a dropped input, since None, is skipped);
+        * a dataflow with no inputs at all (a materialized view or index over constants):
+          time 0, as Materialize chooses it, so ``SELECT * FROM mv AS OF 2`` is answerable
+          (nothing time-varying constrains it; its output is the same at every time)."""
         if session is not None:
             return self.choose_and_hold(session, ids, as_of, at_least)
+        if not ids:
+            return 0, self.hold((), 0)
         return self._held(ids, lambda: self._now_or_since(
             max((s for s in map(self.since_of, ids) if s is not None), default=0)), pinned=False)
 

@@ -20,7 +20,7 @@ conversion (``mzlite.coordinator``); what each handler does (``reads``, ``bulk``
 """
 from __future__ import annotations
 
-from mzlite import bulk, catalog_store, copy, ddl, show, subscribe
+from mzlite import bulk, catalog_store, copy, ddl, namespaces, show, subscribe
 from mzlite.bulk_modify import plan_bulk_modify
 from mzlite.cursor import Result
 from mzlite.reads import select
@@ -92,6 +92,13 @@ HANDLERS = {
     P.ClosePlan: subscribe.close_cursor,
     P.CopyPlan: copy.copy,
     P.CreateTableAsPlan: ddl.create_table_as,
+    P.CreateSchemaPlan: namespaces.create_schema,
+    P.DropSchemaPlan: namespaces.drop_schema,
+    P.CreateClusterPlan: namespaces.create_cluster,
+    P.DropClusterPlan: namespaces.drop_cluster,
+    P.ClusterReplicasPlan: namespaces.cluster_replicas,
+    P.AlterClusterPlan: namespaces.alter_cluster,
+    P.RenamePlan: namespaces.rename,
 }
 
 

@@ -30,32 +30,46 @@ def show_objects(db, session, plan, stmt, params) -> Result:
     cat = db.catalog
     kind = plan.kind
     like = plan.like
+    schema = plan.schema or "public"
 
     def keep(name):
+        if plan.on is not None:  # the indexes (or columns) of one object, whatever its schema
+            name = name.rsplit(".", 1)[-1]
+        elif "." in name:  # an item of a user-created schema: listed under that schema, by its own name
+            if not name.startswith(schema + "."):
+                return False
+            name = name[len(schema) + 1:]
+        elif schema != "public":
+            return False
         if like is None:
             return True
         pat = "^" + re.escape(like).replace("%", ".*").replace("_", ".") + "$"
         return re.match(pat, name) is not None
 
+    def bare(name):
+        return name.rsplit(".", 1)[-1]
+
     if kind == "tables":
-        return _rows(("name", "comment"), [(i.name, "") for i in cat.items("table") if keep(i.name)])
+        return _rows(("name", "comment"), [(bare(i.name), "") for i in cat.items("table") if keep(i.name)])
     if kind == "views":
-        return _rows(("name", "comment"), [(i.name, "") for i in cat.items("view") if keep(i.name)])
+        return _rows(("name", "comment"), [(bare(i.name), "") for i in cat.items("view") if keep(i.name)])
     if kind == "materialized_views":
         return _rows(("name", "cluster", "comment"),
-                     [(i.name, "quickstart", "") for i in cat.items("materialized_view") if keep(i.name)])
+                     [(bare(i.name), i.cluster or "quickstart", "") for i in cat.items("materialized_view")
+                      if keep(i.name) and (plan.cluster is None or i.cluster == plan.cluster)])
     if kind == "indexes":
         out = []
         for i in cat.items("index"):
             if plan.on is not None and i.on_id != plan.on:
                 continue
-            if not keep(i.name):
+            if not keep(i.name) or (plan.cluster is not None and i.cluster != plan.cluster):
                 continue
-            out.append((i.name, cat.get(i.on_id).name, "quickstart", "{" + ",".join(i.key_sql) + "}", ""))
+            out.append((bare(i.name), bare(cat.get(i.on_id).name), i.cluster or "quickstart",
+                        "{" + ",".join(i.key_sql) + "}", ""))
         return _rows(("name", "on", "cluster", "key", "comment"), out)
     if kind == "objects":
         # the objects of the current schema (public), as Materialize lists them
-        out = [(i.name, i.kind.replace("_", "-"), "") for i in cat.items() if i.id.is_user() and keep(i.name)]
+        out = [(bare(i.name), i.kind.replace("_", "-"), "") for i in cat.items() if i.id.is_user() and keep(i.name)]
         return _rows(("name", "type", "comment"), out)
     if kind == "columns":  # types with their declared modifiers
         item = cat.get(plan.on)
@@ -65,14 +79,27 @@ def show_objects(db, session, plan, stmt, params) -> Result:
         return res
     # ---- the one database, its schemas, the one cluster
     if kind == "schemas":
-        return _rows(("name", "comment"), [(n, "") for n in ("information_schema", "mz_catalog", "mz_internal",
-                                                               "pg_catalog", "public") if keep(n)])
+        names = sorted(set(cat.schemas) | {"information_schema", "mz_catalog", "mz_internal", "pg_catalog"})
+        return _rows(("name", "comment"), [(n, cat.schemas.get(n, "")) for n in names if _like(like, n)])
     if kind == "databases":
-        return _rows(("name", "comment"), [(n, "") for n in ("materialize",) if keep(n)])
+        return _rows(("name", "comment"), [(n, "") for n in ("materialize",) if _like(like, n)])
     if kind == "clusters":
-        return _rows(("name", "replicas", "comment"), [(n, "r1 (local)", "") for n in ("quickstart",) if keep(n)])
+        return _rows(("name", "replicas", "comment"),
+                     [(c.name, ",".join(f"{r} ({size})" for r, size in c.replicas), "")
+                      for c in sorted(cat.clusters.values(), key=lambda c: c.name) if _like(like, c.name)])
+    if kind == "cluster_replicas":
+        return _rows(("cluster", "replica", "size", "ready", "comment"),
+                     [(c.name, r, size, "t", "") for c in sorted(cat.clusters.values(), key=lambda c: c.name)
+                      for r, size in sorted(c.replicas) if _like(like, c.name)])
     # ---- end
     raise E.NotSupportedError(f"SHOW {kind} is not supported")
+
+
+def _like(like, name) -> bool:
+    if like is None:
+        return True
+    pat = "^" + re.escape(like).replace("%", ".*").replace("_", ".") + "$"
+    return re.match(pat, name) is not None
 
 
 def show_create(db, session, plan, stmt, params) -> Result:
@@ -83,6 +110,8 @@ def show_create(db, session, plan, stmt, params) -> Result:
 def explain(db, session, plan, stmt, params) -> Result:
     inner = plan.plan
     interactive = bool(db.system["enable_compute_interactive_runtime"])
+    if plan.item is not None:
+        return _explain_item(db, plan)
     if plan.stage == "timestamp":
         return _explain_timestamp(db, session, inner)
     if isinstance(inner, SelectPlan):
@@ -107,6 +136,19 @@ def explain(db, session, plan, stmt, params) -> Result:
         text = f"Explained Index: on {on.name} key=[{', '.join(inner.key_sql)}]\nruntime: maintenance\n"
     else:
         raise E.NotSupportedError(f"EXPLAIN of {type(inner).__name__} is not supported")
+    return _rows(("Optimized Plan",), [(text,)])
+
+
+def _explain_item(db, plan) -> Result:
+    """``EXPLAIN MATERIALIZED VIEW | VIEW | INDEX name``: the plan of what the item maintains."""
+    item = db.catalog.get(plan.item)
+    if item.kind == "index":
+        on = db.catalog.get(item.on_id)
+        text = f"Explained Index: on {on.name} key=[{', '.join(item.key_sql)}]\nruntime: maintenance\n"
+    else:
+        text = X.explain_expr(item.expr if plan.stage in ("raw", "decorrelated") else optimize(item.expr))
+        if item.kind == "materialized_view":
+            text += "runtime: maintenance\n"
     return _rows(("Optimized Plan",), [(text,)])
 
 

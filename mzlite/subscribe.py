@@ -634,9 +634,12 @@ def _portal(session, name):
 
 def fetch(db, session, plan, stmt, params) -> Result:
     """``FETCH [n | ALL] c [WITH (timeout = ...)]``: what is ready, waiting up to the timeout
-    (forever without one) for at least one row; the database lock is released meanwhile."""
+    (forever without one) for at least one row; the database lock is released meanwhile.
+    ``FETCH 0`` returns no rows at once (its result is the cursor's columns): it never waits."""
     p = _portal(session, plan.name)
-    if p.stream is None:
+    if plan.count == 0:
+        rows = []
+    elif p.stream is None:
         n = len(p.rows) if plan.count is None else min(plan.count, len(p.rows))
         rows = [p.rows.popleft() for _ in range(n)]
     else:

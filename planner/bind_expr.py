@@ -561,6 +561,9 @@ class ExprContext:
             raise self.binder.error(errors.WRONG_OBJECT_TYPE,
                                     f"{name} is not an aggregate function", loc)
         args = [self.bind(a) for a in (node.args or ())]
+        if name == "mz_logical_timestamp":  # Materialize's text for the old name
+            raise self.binder.error(errors.UNDEFINED_FUNCTION, "mz_logical_timestamp() has been renamed to mz_now()",
+                                    loc)
         if name == "mz_now":
             if args:
                 raise self.binder.error(errors.UNDEFINED_FUNCTION, "function mz_now() takes no arguments", loc)
@@ -664,6 +667,9 @@ class ExprContext:
               "SVFOP_LOCALTIME_N": "time"}.get(op)
         if op.startswith(("SVFOP_CURRENT_TIMESTAMP", "SVFOP_CURRENT_DATE", "SVFOP_LOCAL")):
             return now if to is None else self.coerce(now, to, "explicit", node.location)
+        if op in ("SVFOP_CURRENT_SCHEMA", "SVFOP_CURRENT_CATALOG"):
+            return self.call_function("current_schema" if op == "SVFOP_CURRENT_SCHEMA" else "current_database", [],
+                                      node.location)
         raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, f"{op[6:].lower()} is not supported", node.location)
 
 

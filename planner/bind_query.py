@@ -227,39 +227,54 @@ class Binder:
     # ------------------------------------------------------------ set operations
     def bind_setop(self, node, outer: Outer) -> BoundQuery:
         op = enum_name(node.op)
-        left = self.bind_query(node.larg, outer)
-        right = self.bind_query(node.rarg, outer)
         word = {"SETOP_UNION": "UNION", "SETOP_INTERSECT": "INTERSECT", "SETOP_EXCEPT": "EXCEPT"}[op]
-        if len(left.names) != len(right.names):
-            raise self.error(errors.SYNTAX_ERROR, f"each {word} query must have the same number of columns",
-                             _first_loc(node.rarg))
+        # A chain ``a UNION b UNION c ...`` (pglast's left-deep tree, one ALL flag, no clause
+        # in between) is bound as one n-ary union, walking the spine in a loop: a long chain
+        # never recurses deeper than one level (Materialize's recursion_limit.slt, 418 UNIONs)
+        spine = [node]
+        if op == "SETOP_UNION":
+            while True:
+                left = spine[-1].larg
+                if enum_name(left.op) == op and left.all == node.all and not left.sortClause \
+                        and left.limitCount is None and left.limitOffset is None and left.withClause is None:
+                    spine.append(left)
+                else:
+                    break
+        branches = [spine[-1].larg] + [n.rarg for n in reversed(spine)]
+        bound = [self.bind_query(b, outer) for b in branches]
+        left = bound[0]
+        types = list(left.types)
+        for k, right in enumerate(bound[1:], 1):
+            if len(left.names) != len(right.names):
+                raise self.error(errors.SYNTAX_ERROR, f"each {word} query must have the same number of columns",
+                                 _first_loc(branches[k]))
+            for i, (lt, rt) in enumerate(zip(types, right.types)):
+                t = T.common_type([lt, rt])
+                if t is None:
+                    raise self.error(errors.DATATYPE_MISMATCH, f"{word} types {T.display_name(lt)} and "
+                                     f"{T.display_name(rt)} cannot be matched", _first_loc(branches[k]))
+                types[i] = t
         p = outer.arity
-        lexpr, rexpr = left.finished(), right.finished()
-        types = []
-        lcasts, rcasts = [], []
-        for i, (lt, rt) in enumerate(zip(left.types, right.types)):
-            t = T.common_type([lt, rt])
-            if t is None:
-                raise self.error(errors.DATATYPE_MISMATCH, f"{word} types {T.display_name(lt)} and "
-                                 f"{T.display_name(rt)} cannot be matched", _first_loc(node.rarg))
-            types.append(t)
-            lcasts.append(t)
-            rcasts.append(t)
-        lexpr = self.cast_columns(lexpr, p, left.types, lcasts)
-        rexpr = self.cast_columns(rexpr, p, right.types, rcasts)
+        exprs = [self.cast_columns(b.finished(), p, b.types, types) for b in bound]
         width = p + len(types)
         if op == "SETOP_UNION":
-            e = Union((lexpr, rexpr))
+            e = Union(tuple(exprs))
             if not node.all:
                 e = distinct(e, width)
-        elif op == "SETOP_EXCEPT":
-            if not node.all:
-                lexpr, rexpr = distinct(lexpr, width), distinct(rexpr, width)
-            e = Threshold(Union((lexpr, Negate(rexpr))))
         else:
+            lexpr, rexpr = exprs
             if not node.all:
                 lexpr, rexpr = distinct(lexpr, width), distinct(rexpr, width)
-            e = Threshold(Union((lexpr, Negate(Threshold(Union((lexpr, Negate(rexpr))))))))
+            if op == "SETOP_EXCEPT":
+                e = Threshold(Union((lexpr, Negate(rexpr))))
+            else:
+                # a INTERSECT b = a - (a - b) names one input twice; name the one that is not
+                # itself a set operation, so a chain of INTERSECTs stays linear in size (as
+                # Materialize's plan_set_expr puts the cheaper input first)
+                if enum_name(node.larg.op) not in (None, "SETOP_NONE", 0) and \
+                        enum_name(node.rarg.op) in (None, "SETOP_NONE", 0):
+                    lexpr, rexpr = rexpr, lexpr
+                e = Threshold(Union((lexpr, Negate(Threshold(Union((lexpr, Negate(rexpr))))))))
         bq = BoundQuery(e, p, list(left.names), types)
         self.check_setop_order(node, bq.names)
         return self.order_limit(node, bq, None)
@@ -807,12 +822,13 @@ def values_relation(outer: Outer, ctxs, rows):
 
 # ---- table functions over arrays and jsonb
 _DOC_TABLE_FUNCTIONS = ("unnest", "jsonb_each", "jsonb_each_text", "jsonb_array_elements",
-                        "jsonb_array_elements_text", "jsonb_object_keys")
+                        "jsonb_array_elements_text", "jsonb_object_keys", "regexp_split_to_table")
 
 
 def _select_list_srf(v, or_generate_series: bool = False) -> bool:
     """A one-column set-returning function of (or ``generate_series``) in a select list."""
-    names = ("unnest", "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys")
+    names = ("unnest", "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys",
+             "regexp_split_to_table")
     return isinstance(v, ast.FuncCall) and v.over is None and (
         v.funcname[-1].sval.lower() in names or (or_generate_series and v.funcname[-1].sval.lower() == "generate_series"))
 # ---- end

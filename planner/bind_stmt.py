@@ -21,7 +21,7 @@ from pglast.stream import RawStream
 from expr.finishing import RowSetFinishing
 from expr.relation import Get
 from expr.scalar import Column
-from planner import plans as P
+from planner import bind_namespaces as N, plans as P
 from planner.bind_dml import assignment_cast, bind_delete, bind_insert, bind_update, table_context
 from planner.bind_copy import bind_copy, bind_create_table_as
 from planner.bind_expr import ExprContext, Scope, enum_name, type_modifier
@@ -76,15 +76,50 @@ def plan_query(b: Binder, node):
     return expr, finishing, tuple(zip(bq.names, bq.types))
 
 
+#: functions whose value is not a constant of the statement: refused in AS OF / UP TO, as
+#: Materialize refuses them (``now()``, ``mz_now()``, the session's database, the version)
+_UNMATERIALIZABLE = frozenset({"now", "current_database", "current_schema", "version", "mz_version",
+                               "mz_version_num"})
+
+
+def _unmaterializable(e) -> bool:
+    from expr.functions import VOLATILE
+    from expr.scalar import Call, CallMzNow, If
+    if isinstance(e, CallMzNow):
+        return True
+    if isinstance(e, Call):
+        return e.func in _UNMATERIALIZABLE or e.func in VOLATILE or any(_unmaterializable(a) for a in e.args)
+    if isinstance(e, If):
+        return any(_unmaterializable(x) for x in (e.cond, e.then, e.els))
+    return False
+
+
 def _timestamp_expr(b: Binder, node):
+    """An ``AS OF`` / ``UP TO`` expression bound and cast to mz_timestamp, with Materialize's
+    refusals: an unmaterializable function (0A000) and a type with no cast (42846)."""
     if node is None:
         return None
     ctx = ExprContext(b, UNIT, [], Scope([]), clause="AS OF")
     e = ctx.bind(node)
+    if _unmaterializable(e):
+        raise b.error(errors.FEATURE_NOT_SUPPORTED,
+                      "calling an unmaterializable function in AS OF or UP TO not yet supported",
+                      getattr(node, "location", None))
     t = ctx.typeof(e)
     if t != "mz_timestamp":
-        e = ctx.coerce(e, "mz_timestamp", "explicit" if t in ("unknown", "text", "numeric", "int8", "int4", "int2")
-                       else "implicit", getattr(node, "location", None))
+        from sql.types import can_cast, display_name
+        if not can_cast(t, "mz_timestamp", "explicit"):
+            raise b.error("42846", f"AS OF or UP TO does not support casting from {display_name(t)} to mz_timestamp",
+                          getattr(node, "location", None))
+        try:
+            e = ctx.coerce(e, "mz_timestamp", "explicit" if t in ("unknown", "text", "numeric", "int8", "int4", "int2")
+                           else "implicit", getattr(node, "location", None))
+        except errors.Error as ex:  # a constant that folds to a data error at plan time
+            if not ex.sqlstate.startswith("22"):
+                raise
+            raise b.error(errors.INVALID_PARAMETER_VALUE,
+                          "AS OF or UP TO should be castable to a (non-null) mz_timestamp value",
+                          getattr(node, "location", None)) from None
     return e
 
 
@@ -99,11 +134,15 @@ def _select(b: Binder, stmt, node):
 # ------------------------------------------------------------------ CREATE TABLE
 
 
+def _rv_parts(rv) -> tuple[str, ...]:
+    return tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x)
+
+
 def _create_table(b: Binder, stmt, node):
-    name = node.relation.relname
     loc = node.relation.location
+    name = b.catalog.key_for(_rv_parts(node.relation), b.pos(loc))
     if b.catalog.try_resolve(name) is not None and not node.if_not_exists:
-        raise b.error(errors.DUPLICATE_TABLE, f'relation "{name}" already exists', loc)
+        raise b.error(errors.DUPLICATE_TABLE, f"catalog item '{name}' already exists", loc)
     cols: list[ColumnDef] = []
     pk: set = set()
     for el in node.tableElts or ():
@@ -147,7 +186,8 @@ def _create_table(b: Binder, stmt, node):
 # ------------------------------------------------------------------ views and indexes
 
 
-def _view(b: Binder, stmt, name, loc, query, aliases, materialized, if_not_exists, or_replace):
+def _view(b: Binder, stmt, rv, loc, query, aliases, materialized, if_not_exists, or_replace):
+    name = b.catalog.key_for(_rv_parts(rv), b.pos(loc))
     existing = b.catalog.try_resolve(name)
     replaces = None
     if existing is not None:
@@ -155,7 +195,7 @@ def _view(b: Binder, stmt, name, loc, query, aliases, materialized, if_not_exist
         if or_replace and existing.kind == want:
             replaces = existing.id
         elif not if_not_exists:
-            raise b.error(errors.DUPLICATE_TABLE, f'{existing.kind_word()} "{name}" already exists', loc)
+            raise b.error(errors.DUPLICATE_TABLE, f"catalog item '{name}' already exists", loc)
     bq = b.bind_query(query, TOP)
     names = list(bq.names)
     if aliases:
@@ -169,18 +209,19 @@ def _view(b: Binder, stmt, name, loc, query, aliases, materialized, if_not_exist
     if replaces is not None and (replaces in b.depends_on):
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f'cannot replace view "{name}": it depends on itself', loc)
     return P.CreateViewPlan(name, bq.finished(), tuple(zip(names, bq.types)), materialized, bool(if_not_exists),
-                            bool(or_replace), frozenset(b.depends_on), stmt.text, replaces)
+                            bool(or_replace), frozenset(b.depends_on), stmt.text, replaces,
+                            in_cluster=_in_cluster(b, stmt))
 
 
 def _create_view(b, stmt, node):
-    return _view(b, stmt, node.view.relname, node.view.location, node.query, node.aliases, False,
+    return _view(b, stmt, node.view, node.view.location, node.query, node.aliases, False,
                  getattr(stmt, "if_not_exists", False), node.replace)
 
 
 def _create_mv(b, stmt, node):
     into = node.into
-    return _view(b, stmt, into.rel.relname, into.rel.location, node.query, into.colNames, True, node.if_not_exists,
-                 False)
+    return _view(b, stmt, into.rel, into.rel.location, node.query, into.colNames, True, node.if_not_exists,
+                 getattr(stmt, "or_replace", False))
 
 
 def _index_target(b: Binder, parts, loc):
@@ -192,13 +233,19 @@ def _index_target(b: Binder, parts, loc):
 
 def _check_index_name(b, name, if_not_exists, loc):
     if name is not None and b.catalog.try_resolve(name) is not None and not if_not_exists:
-        raise b.error(errors.DUPLICATE_TABLE, f'relation "{name}" already exists', loc)
+        raise b.error(errors.DUPLICATE_TABLE, f"catalog item '{name}' already exists", loc)
+
+
+def _schema_prefix(item) -> str:
+    """An index lives in the schema of the object it indexes (as in PostgreSQL)."""
+    return item.name.rsplit(".", 1)[0] + "." if "." in item.name else ""
 
 
 def _create_index(b: Binder, stmt, node):
     rv = node.relation
-    item = _index_target(b, tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x), rv.location)
-    _check_index_name(b, node.idxname, node.if_not_exists, rv.location)
+    item = _index_target(b, _rv_parts(rv), rv.location)
+    idxname = _schema_prefix(item) + node.idxname if node.idxname else None
+    _check_index_name(b, idxname, node.if_not_exists, rv.location)
     if node.whereClause is not None:
         raise b.error(errors.FEATURE_NOT_SUPPORTED, "partial indexes are not supported", rv.location)
     ctx = table_context(b, item, rv.alias, "index expressions")
@@ -213,8 +260,8 @@ def _create_index(b: Binder, stmt, node):
             sqls.append(RawStream()(el.expr))
             names.append("expr")
     suggested = f"{item.name}_{'_'.join(names)}_idx"
-    return P.CreateIndexPlan(node.idxname, item.id, tuple(keys), tuple(sqls), False, bool(node.if_not_exists),
-                             item.name, stmt.text, suggested)
+    return P.CreateIndexPlan(idxname, item.id, tuple(keys), tuple(sqls), False, bool(node.if_not_exists),
+                             item.name, stmt.text, suggested, in_cluster=_in_cluster(b, stmt))
 
 
 def _create_default_index(b: Binder, stmt, node: mz.CreateDefaultIndex):
@@ -222,7 +269,16 @@ def _create_default_index(b: Binder, stmt, node: mz.CreateDefaultIndex):
     keys = tuple(Column(i) for i in range(item.arity()))
     sqls = tuple(_quote(c) for c in item.column_names())
     return P.CreateIndexPlan(None, item.id, keys, sqls, True, node.if_not_exists, item.name, stmt.text,
-                             f"{item.name}_primary_idx")
+                             f"{item.name}_primary_idx", in_cluster=_in_cluster(b, stmt, node.in_cluster))
+
+
+def _in_cluster(b: Binder, stmt, name: Optional[str] = None) -> Optional[str]:
+    """The cluster an index or materialized view names (``IN CLUSTER c``), checked to
+    exist; None means the session's ``cluster`` (checked when the plan is applied)."""
+    name = name or getattr(stmt, "in_cluster", None)
+    if name is not None:
+        b.catalog.cluster(name, stmt.position(0))
+    return name
 
 
 def _quote(name: str) -> str:
@@ -238,6 +294,8 @@ _DROP_KINDS = {"OBJECT_TABLE": "table", "OBJECT_VIEW": "view", "OBJECT_MATVIEW":
 
 
 def _drop(b: Binder, stmt, node):
+    if enum_name(node.removeType) == "OBJECT_SCHEMA":
+        return N.drop_schema(b, stmt, node)
     kind = _DROP_KINDS.get(enum_name(node.removeType))
     if kind is None:
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"DROP {enum_name(node.removeType)[7:]} is not supported", 0)
@@ -344,15 +402,36 @@ def _show(b: Binder, stmt, node: mz.Show):
                           node.location)
         return P.ShowCreatePlan(node.create_kind, item.id, item.name)
     on = None
+    if node.what == "indexes" and node.on is not None and len(node.on) == 1 and node.on[0] in b.catalog.schemas \
+            and b.catalog.try_resolve(node.on) is None:  # SHOW INDEXES FROM schema
+        node = mz.Show(node.what, like=node.like, location=node.location, schema=node.on[0], cluster=node.cluster)
     if node.on is not None:
         on = b.catalog.resolve(node.on, position=b.pos(node.location)).id
     if node.what not in ("tables", "views", "materialized_views", "indexes", "objects", "columns",
-                         "schemas", "databases", "clusters"):  # the last three:
+                         "schemas", "databases", "clusters", "cluster_replicas"):
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"SHOW {node.what.upper()} is not supported", 0)
-    return P.ShowObjectsPlan(node.what, on, node.like)
+    schema = getattr(node, "schema", None)
+    if schema is not None:
+        schema = b.catalog.schema_of((schema, "x"), b.pos(node.location))
+    cluster = getattr(node, "cluster", None)
+    if cluster is not None:
+        b.catalog.cluster(cluster, b.pos(node.location))
+    return P.ShowObjectsPlan(node.what, on, node.like, schema=schema, cluster=cluster)
 
 
 def _explain(b: Binder, stmt, node: mz.Explain):
+    if node.format != "text":
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"EXPLAIN ... AS {node.format.upper()} is not supported: "
+                      "mzlite prints its plans as text (EXPLAIN ... AS TEXT)", 0)
+    if getattr(node, "target", None) is not None:
+        kind, name = node.target
+        item = b.catalog.resolve(name, position=b.pos(node.location))
+        w = kind.replace("_", " ")
+        if item.kind != kind:
+            raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is not {_article(w)} {w}", node.location)
+        if node.stage == "timestamp":
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, f"EXPLAIN TIMESTAMP FOR {w.upper()} is not supported", 0)
+        return P.ExplainPlan(node.stage, None, node.format, item=item.id)
     inner = plan_statement(node.statement, b.catalog, b.params)
     return P.ExplainPlan(node.stage, inner, node.format)
 
@@ -454,4 +533,7 @@ _DISPATCH = {
     "alter_system_set": _alter_system, "alter_system_reset": _alter_system, "show_variable": _show_variable,
     "show": _show, "explain": _explain, "subscribe": _subscribe, "declare": _declare, "fetch": _fetch,
     "close": _close, "copy": bind_copy, "create_table_as": bind_create_table_as,
+    "create_schema": N.create_schema, "create_cluster": N.create_cluster,
+    "drop_cluster": N.drop_cluster, "create_cluster_replica": N.create_cluster_replica,
+    "drop_cluster_replica": N.drop_cluster_replica, "alter_cluster": N.alter_cluster, "rename": N.rename,
 }

@@ -1,16 +1,23 @@
-"""The in-memory catalog: named items (tables, views, materialized views, indexes) by id.
+"""The in-memory catalog: named items (tables, views, materialized views, indexes) by id,
+the schemas of the one database and the clusters.
 
 Owns name resolution and the dependency graph that DROP consults.  Invariants: item names
-are unique across relations and indexes (one namespace, as PostgreSQL's ``pg_class``);
+are unique across relations and indexes of a schema (one namespace per schema, as
+PostgreSQL's ``pg_class``); an item of a user-created schema is keyed by its qualified name
+``schema.name`` (public's items by their bare name), so every lookup is one dict probe; a
+schema that does not exist is never written to (3F000); every cluster an index or
+materialized view names exists (``Cluster``: a named scheduling domain over the one
+replica, as Materialize's clusters are);
 an item's ``depends_on`` names only items present in the catalog (enforced by ``add``);
 names are stored as PostgreSQL folds them (unquoted identifiers lower-cased by the
 parser), so lookups are exact on the folded name.  The coordinator owns an instance and
 allocates ids; this module never invents an id.
 Deliberately not here: persistence (the coordinator replays ``create_sql``), privileges,
-schemas other than ``materialize.public``.
+databases other than ``materialize``, search paths other than ``public``.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Union
 
@@ -19,6 +26,11 @@ from repr.ids import GlobalId
 from sql import errors
 
 KINDS = ("table", "view", "materialized_view", "index", "system")
+#: schemas every database has and no user writes to
+SYSTEM_SCHEMAS = ("mz_catalog", "pg_catalog", "mz_internal", "information_schema", "mz_introspection")
+DEFAULT_CLUSTER = "quickstart"
+DATABASE = "materialize"
+
 _KIND_WORDS = {"table": "table", "view": "view", "materialized_view": "materialized view",
                "index": "index", "system": "system object"}
 
@@ -47,6 +59,8 @@ class CatalogItem:
     key: tuple[ScalarExpr, ...] = ()           #: indexes: over the indexed object's columns
     key_sql: tuple[str, ...] = ()
     depends_on: frozenset = frozenset()        #: items this one reads (indexes: ``{on_id}``)
+    #: indexes and materialized views: the cluster that maintains them (a key of ``Catalog.clusters``)
+    cluster: Optional[str] = None
 
     def arity(self) -> int:
         return len(self.columns)
@@ -61,6 +75,15 @@ class CatalogItem:
         return _KIND_WORDS.get(self.kind, self.kind)
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """A named scheduling domain.  mzlite has one replica process, so every cluster's
+    dataflows run there; the replicas are the names and sizes the user gave."""
+    name: str
+    replicas: tuple[tuple[str, str], ...] = (("r1", "1"),)  #: (replica name, size)
+    options: tuple[tuple[str, Any], ...] = ()
+
+
 def _parts(name: Union[str, tuple, list]) -> tuple[str, ...]:
     if isinstance(name, str):
         return tuple(name.split(".")) if "." in name else (name,)
@@ -73,6 +96,8 @@ class Catalog:
     def __init__(self, items: Iterable[CatalogItem] = ()):
         self._by_id: dict[GlobalId, CatalogItem] = {}
         self._by_name: dict[str, GlobalId] = {}
+        self.schemas: dict[str, str] = {"public": ""}   #: user-writable schemas -> comment
+        self.clusters: dict[str, Cluster] = {DEFAULT_CLUSTER: Cluster(DEFAULT_CLUSTER)}
         for it in items:
             self.add(it)
 
@@ -81,7 +106,7 @@ class Catalog:
         if item.id in self._by_id:
             raise ValueError(f"catalog id {item.id} already present")
         if item.name in self._by_name:
-            raise errors.error_for(errors.DUPLICATE_TABLE, f'{item.kind_word()} "{item.name}" already exists')
+            raise errors.error_for(errors.DUPLICATE_TABLE, f"catalog item '{item.name}' already exists")
         missing = [d for d in item.depends_on if d not in self._by_id]
         if missing:
             raise ValueError(f"{item.name} depends on unknown ids {missing}")
@@ -100,6 +125,49 @@ class Catalog:
         self._by_id[item.id] = item
         self._by_name[item.name] = item.id
 
+    # ---- schemas and clusters (mutated only by the coordinator)
+    def schema_of(self, parts, position: Optional[int] = None, *, write: bool = False) -> str:
+        """The schema a (possibly qualified) name lives in: ``public`` when unqualified;
+        3F000 ``unknown schema`` for one that does not exist; with ``write``, 42501 for a
+        system schema (``CREATE TABLE mz_catalog.t`` is refused, as Materialize refuses it)."""
+        parts = _parts(parts)
+        if len(parts) == 3 and parts[0] != DATABASE:
+            raise errors.error_for("3D000", f"unknown database '{parts[0]}'", position=position)
+        if len(parts) > 3:
+            raise errors.error_for(errors.SYNTAX_ERROR, f"qualified name did not have between 1 and 3 "
+                                   f"components: {'.'.join(parts)}", position=position)
+        schema = parts[-2] if len(parts) >= 2 else "public"
+        if schema in self.schemas:
+            return schema
+        if schema in SYSTEM_SCHEMAS:
+            if write:
+                raise errors.error_for("42501", f"system schema '{schema}' cannot be modified", position=position)
+            return schema
+        raise errors.error_for("3F000", f"unknown schema '{schema}'", position=position)
+
+    def key_for(self, parts, position: Optional[int] = None) -> str:
+        """The catalog key of a name being created (``x`` in public, ``s.x`` in schema s)."""
+        parts = _parts(parts)
+        schema = self.schema_of(parts, position, write=True)
+        return parts[-1] if schema == "public" else f"{schema}.{parts[-1]}"
+
+    def cluster(self, name: str, position: Optional[int] = None) -> Cluster:
+        c = self.clusters.get(name)
+        if c is None:
+            raise errors.error_for(errors.UNDEFINED_OBJECT, f"unknown cluster '{name}'", position=position)
+        return c
+
+    def rename_cluster(self, old: str, new: str) -> None:
+        """Point the items maintained by cluster ``old`` at ``new``."""
+        for id, item in list(self._by_id.items()):
+            if item.cluster == old:
+                self._by_id[id] = dataclasses.replace(item, cluster=new)
+
+    def in_schema(self, item: CatalogItem, schema: str) -> bool:
+        if schema == "public":
+            return "." not in item.name
+        return item.name.startswith(schema + ".")
+
     # ---- lookup
     def get(self, id: GlobalId) -> CatalogItem:
         return self._by_id[id]
@@ -116,18 +184,26 @@ class Catalog:
             # so they never collide with (or shadow) a user's "tables" or "columns"
             id = self._by_name.get("information_schema." + parts[-1])
             return None if id is None else self._by_id[id]
-        if len(parts) >= 2 and parts[-2] not in ("public", "mz_catalog", "pg_catalog", "mz_internal"):
-            return None
         if len(parts) > 3 or not parts:
+            return None
+        if len(parts) >= 2 and parts[-2] != "public" and parts[-2] in self.schemas:
+            id = self._by_name.get(f"{parts[-2]}.{parts[-1]}")
+            return None if id is None else self._by_id[id]
+        if len(parts) >= 2 and parts[-2] not in ("public", "mz_catalog", "pg_catalog", "mz_internal"):
             return None
         id = self._by_name.get(parts[-1])
         return None if id is None else self._by_id[id]
 
     def resolve(self, name, position: Optional[int] = None) -> CatalogItem:
-        """The item called ``name`` (``x``, ``public.x``, ``materialize.public.x``); 42P01 if none."""
+        """The item called ``name`` (``x``, ``public.x``, ``materialize.public.x``, ``s.x``);
+        42P01 ``unknown catalog item`` (Materialize's text) if none, 3F000 for a schema that
+        does not exist."""
         item = self.try_resolve(name)
         if item is None:
-            raise errors.error_for(errors.UNDEFINED_TABLE, f'relation "{".".join(_parts(name))}" does not exist',
+            parts = _parts(name)
+            if len(parts) >= 2:
+                self.schema_of(parts, position)
+            raise errors.error_for(errors.UNDEFINED_TABLE, f"unknown catalog item '{'.'.join(parts)}'",
                                    position=position)
         return item
 

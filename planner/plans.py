@@ -141,7 +141,7 @@ class CreateViewPlan(DdlPlan):
     create_sql: str = ""
     #: ids of the existing item ``or_replace`` replaces (None when nothing is replaced)
     replaces: Optional[GlobalId] = None
-    in_cluster: Optional[str] = None
+    in_cluster: Optional[str] = None  #: ``IN CLUSTER c`` (checked to exist); None: the session's
 
     @property
     def tag(self) -> str:
@@ -160,6 +160,7 @@ class CreateIndexPlan(DdlPlan):
     create_sql: str = ""
     #: a name derived as Materialize derives it when ``name`` is None
     suggested_name: str = ""
+    in_cluster: Optional[str] = None  #: ``IN CLUSTER c`` (checked to exist); None: the session's
     tag: ClassVar[str] = "CREATE INDEX"
 
 
@@ -222,6 +223,8 @@ class ShowObjectsPlan(Plan):
     kind: str
     on: Optional[GlobalId] = None
     like: Optional[str] = None
+    schema: Optional[str] = None   #: ``FROM s`` / ``IN s``: the schema listed (None: public)
+    cluster: Optional[str] = None  #: ``IN CLUSTER c``: only what cluster c maintains
 
 
 @dataclass(frozen=True)
@@ -234,8 +237,9 @@ class ShowCreatePlan(Plan):
 @dataclass(frozen=True)
 class ExplainPlan(Plan):
     stage: str        #: raw | decorrelated | optimized | physical | timestamp
-    plan: Any         #: the explained statement's plan
+    plan: Any         #: the explained statement's plan (None when ``item`` is explained)
     format: str = "text"
+    item: Optional[GlobalId] = None  #: ``EXPLAIN MATERIALIZED VIEW | VIEW | INDEX name``
 
 
 @dataclass(frozen=True)
@@ -305,3 +309,66 @@ class CreateTableAsPlan(DdlPlan):
     create_sql: str = ""
     depends_on: frozenset = frozenset()
     tag: ClassVar[str] = "CREATE TABLE AS"
+
+
+# ---- schemas and clusters (planner.bind_namespaces; applied by mzlite.namespaces)
+@dataclass(frozen=True)
+class CreateSchemaPlan(DdlPlan):
+    name: str
+    if_not_exists: bool = False
+    tag: ClassVar[str] = "CREATE SCHEMA"
+
+
+@dataclass(frozen=True)
+class DropSchemaPlan(DdlPlan):
+    """``names``: the schemas that exist; ``drop_ids``: their items (and, with CASCADE,
+    everything depending on them) in drop order."""
+    names: tuple[str, ...]
+    drop_ids: tuple[GlobalId, ...] = ()
+    tag: ClassVar[str] = "DROP SCHEMA"
+
+
+@dataclass(frozen=True)
+class CreateClusterPlan(DdlPlan):
+    name: str
+    replicas: tuple[tuple[str, str], ...]   #: (replica name, size)
+    options: tuple[tuple[str, Any], ...] = ()
+    tag: ClassVar[str] = "CREATE CLUSTER"
+
+
+@dataclass(frozen=True)
+class DropClusterPlan(DdlPlan):
+    """``names``: the clusters that exist; ``drop_ids``: with CASCADE, the indexes and
+    materialized views they maintain and their dependents, in drop order."""
+    names: tuple[str, ...]
+    drop_ids: tuple[GlobalId, ...] = ()
+    tag: ClassVar[str] = "DROP CLUSTER"
+
+
+@dataclass(frozen=True)
+class ClusterReplicasPlan(DdlPlan):
+    """CREATE CLUSTER REPLICA (``add``) or DROP CLUSTER REPLICA: ``(cluster, replica, size)``."""
+    replicas: tuple[tuple[str, str, str], ...]
+    add: bool = True
+
+    @property
+    def tag(self) -> str:
+        return "CREATE CLUSTER REPLICA" if self.add else "DROP CLUSTER REPLICA"
+
+
+@dataclass(frozen=True)
+class AlterClusterPlan(DdlPlan):
+    name: str
+    rename_to: Optional[str] = None
+    replicas: Optional[tuple[tuple[str, str], ...]] = None  #: a new size or replication factor
+    options: tuple[tuple[str, Any], ...] = ()
+    tag: ClassVar[str] = "ALTER CLUSTER"
+
+
+@dataclass(frozen=True)
+class RenamePlan(DdlPlan):
+    """ALTER ... RENAME TO: ``id`` None when IF EXISTS found nothing."""
+    id: Optional[GlobalId]
+    old: str
+    new: str
+    tag: ClassVar[str] = "ALTER OBJECT"

@@ -2,7 +2,7 @@
 
     mzlite slt [--rewrite-results] [--system-parameter-default NAME=VALUE]...
                [--auto-index-selects] [--junit-report FILE] [-j N] [--fail-fast] [-v]
-               [--engine mzlite|sqlite|postgres] [--timeout SECONDS] [--known-deviations FILE | --no-known-deviations]
+               [--engine mzlite|sqlite|postgres] [--timeout SECONDS] [--compare-plans] [--known-deviations FILE | --no-known-deviations]
                PATH...
 
 Owns: the command line, finding files (a PATH is a file or a directory searched
@@ -84,6 +84,8 @@ def _build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--known-deviations", metavar="FILE", default=None,
                     help=f"known-deviations file (default: {DEFAULT_PATH}, except for --engine sqlite)")
     ap.add_argument("--no-known-deviations", action="store_true")
+    ap.add_argument("--compare-plans", action="store_true",
+                    help="compare EXPLAIN-plan records too (by default they are counted apart)")
     ap.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                     help="fail a statement that runs longer and stop its file (0: no limit)")
     return ap
@@ -224,7 +226,8 @@ def main(argv=None) -> int:
     config = Config(engine=args.engine, system_parameters=params,
                     rewrite=args.rewrite_results, auto_index_selects=args.auto_index_selects,
                     fail_fast=args.fail_fast, verbose=args.verbose, deviations=deviations,
-                    junit=bool(args.junit_report), timeout=args.timeout)
+                    junit=bool(args.junit_report), timeout=args.timeout,
+                    compare_plans=args.compare_plans)
     tty = sys.stdout.isatty()
     t0 = time.perf_counter()
     results = run_paths(files, config, jobs=max(1, args.jobs),
@@ -236,9 +239,11 @@ def main(argv=None) -> int:
     if args.junit_report:
         write_junit(args.junit_report, results)
     records = passed + failed + skipped
+    plans = sum(r.plans for r in results)
     if records and elapsed > 0:
         print(f"{len(results)} files, {records} records in {elapsed:.2f}s "
-              f"({records / elapsed:.0f} records/s)")
+              f"({records / elapsed:.0f} records/s)" + (f"; {plans} EXPLAIN plan records not compared"
+                                                        if plans else ""))
     print(summary_line(passed, failed, skipped))
     sys.stdout.flush()
     return 1 if failed else 0

@@ -167,9 +167,14 @@ class MzliteEngine(Engine):
         self._sessions = {}
 
     def _connection(self, conn: Optional[str]):
-        # An in-memory database has one connection per database; named connections of
-        # `simple conn=...` blocks share it (no separate sessions yet).
-        return self._conn
+        # A named connection of `simple conn=NAME` is a session of its own on the same
+        # database, opened on first use and kept for the file (as Materialize's runner does)
+        if conn is None:
+            return self._conn
+        c = self._sessions.get(conn)
+        if c is None:
+            c = self._sessions[conn] = self._conn.connect()
+        return c
 
     def execute(self, sql: str, conn: Optional[str] = None) -> Result:
         c = self._connection(conn)
@@ -216,6 +221,12 @@ class MzliteEngine(Engine):
                           detail=getattr(e, "detail", None), hint=getattr(e, "hint", None)) from e
 
     def close(self) -> None:
+        for c in list(self._sessions.values()):
+            try:
+                c.close()
+            except Exception:
+                pass
+        self._sessions = {}
         if self._conn is not None:
             try:
                 self._conn.close()

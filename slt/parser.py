@@ -4,7 +4,9 @@ Owns: the record grammar of SQLite's original sqllogictest format (statement ok|
 query with type letters and nosort|rowsort|valuesort and a label, hash-threshold, halt,
 skipif/onlyif), Materialize's extensions (mode cockroach|standard, statement error <regex>,
 statement count N, query error <regex>, colnames and multiline options, `simple` blocks,
-reset-server, type letters B and O) and sqllogictest-rs's `include <glob>` and
+reset-server, type letters B and O, a query with no type letters, and Materialize's record
+boundaries: a query's or simple block's SQL runs up to its ``----`` line, blank lines
+included, while a statement's ends at the first blank line) and sqllogictest-rs's `include <glob>` and
 `control sortmode <mode>`.
 
 Invariant: every record knows the file it came from, the 1-based line of its header, and
@@ -279,6 +281,46 @@ def _read_sql(L: _Lines, i: int, stop_at_separator: bool):
     return "\n".join(L.lines[start:i]), i, None
 
 
+_HEADER_WORDS = frozenset({"statement", "query", "simple", "hash-threshold", "halt", "skipif", "onlyif",
+                           "mode", "reset-server", "control", "include", "subtest", "user",
+                           "kv-batch-size", "sleep", "copy"})
+
+
+def _is_header(line: str) -> bool:
+    s = line.lstrip()
+    if s.startswith("#"):
+        return True
+    words = _strip_comment(line).split()
+    return bool(words) and words[0] in _HEADER_WORDS
+
+
+def _read_query_sql(L: _Lines, i: int):
+    """A query's SQL, as Materialize's parser reads it: everything up to the next ``----``
+    line, blank lines included.  A query with no ``----`` (results not checked, as
+    SQLite's runner allows) ends at a blank line followed by the start of a record (or
+    EOF), so it never swallows the records after it.  Returns (sql, next_index,
+    separator_index_or_None)."""
+    start = i
+    n = L.n
+    while i < n:
+        ln = L.lines[i]
+        if ln.rstrip() == "----":
+            end = i
+            while end > start and _blank(L.lines[end - 1]):
+                end -= 1
+            return "\n".join(L.lines[start:end]), i, i
+        if _blank(ln):
+            k = i + 1
+            while k < n and _blank(L.lines[k]):
+                k += 1
+            if k >= n or _is_header(L.lines[k]):
+                return "\n".join(L.lines[start:i]), i, None
+            i = k
+            continue
+        i += 1
+    return "\n".join(L.lines[start:i]), i, None
+
+
 def _read_output(L: _Lines, sep: int, until_eof_marker: bool):
     """Lines after the ---- at ``sep`` until a blank line (or an EOF line in multiline
     mode). Returns (lines, span, next_index)."""
@@ -357,9 +399,11 @@ def _parse_query(L: _Lines, i: int, words: list, path: str, cond: tuple, mode: s
             if msg:
                 rec.error_regex = re.escape(msg)
         return rec, j
+    # Materialize's runner accepts a query with no type letters (the columns are not
+    # counted and every value renders as text)
     types = words[1] if len(words) > 1 else ""
     bad = set(types) - _VALID_TYPES
-    if bad or not types:
+    if bad:
         raise ParseError(path, lineno, f"bad type letters in {line!r}")
     rec.types = types
     if len(words) > 2:
@@ -381,7 +425,7 @@ def _parse_query(L: _Lines, i: int, words: list, path: str, cond: tuple, mode: s
         rec.label = words[3]
     if rec.multiline and (rec.colnames is not None or rec.sort not in (None, "nosort")):
         raise ParseError(path, lineno, "multiline is incompatible with other options")
-    sql, j, sep = _read_sql(L, i + 1, stop_at_separator=True)
+    sql, j, sep = _read_query_sql(L, i + 1)
     rec.sql = sql
     if not sql.strip():
         raise ParseError(path, lineno, "query without SQL")
@@ -420,7 +464,9 @@ def _parse_simple(L: _Lines, i: int, words: list, path: str, cond: tuple):
                 rec.multiline = True
             else:
                 raise ParseError(path, lineno, f"unrecognized simple option {opt!r}")
-    sql, j, sep = _read_sql(L, i + 1, stop_at_separator=True)
+    if rec.user is not None and rec.conn is None:
+        raise ParseError(path, lineno, "cannot set user without also setting conn")
+    sql, j, sep = _read_query_sql(L, i + 1)
     rec.sql = sql
     if sep is None:
         raise ParseError(path, lineno, "simple block without ----")

@@ -52,6 +52,8 @@ def counts_text(passed: int, failed: int, skipped: int) -> str:
 
 def format_file_line(res) -> str:
     s = f"{res.path}: {counts_text(res.passed, res.failed, res.skipped)}"
+    if getattr(res, "plans", 0):
+        s += f" ({res.plans} EXPLAIN plan records not compared)"
     if res.not_applicable:
         s += f" ({res.not_applicable} not applicable to this engine)"
     if res.stopped:

@@ -45,6 +45,15 @@ _SELECT_RE = re.compile(r"^\s*\(*\s*(select|with|values)\b", re.I)
 _LIMIT_RE = re.compile(r"\b(limit|offset|fetch)\b|\bas\s+of\b", re.I)
 _BEGIN_RE = re.compile(r"^\s*(begin|start\s+transaction)\b", re.I)
 _END_RE = re.compile(r"^\s*(commit|rollback|end|abort)\b", re.I)
+_EXPLAIN_RE = re.compile(r"^\s*explain\b", re.I)
+
+
+def _is_plan(rec) -> bool:
+    """An EXPLAIN record with expected output: its text is Materialize's optimizer's plan,
+    which mzlite's optimizer does not print, so it is its own category: run (an internal
+    error still fails it), counted, shown with -v, and judged only with --compare-plans."""
+    return isinstance(rec, Query) and not rec.error and rec.has_results and \
+        _EXPLAIN_RE.match(rec.sql) is not None
 
 
 @dataclass
@@ -59,6 +68,7 @@ class Config:
     junit: bool = False
     timeout: float = 0.0        # seconds per statement; 0: no limit
     engine_factory: Optional[Callable] = None   # tests: a callable returning an Engine
+    compare_plans: bool = False  # judge EXPLAIN-plan records too (else: counted as plans)
 
     def make_engine(self):
         if self.engine_factory is not None:
@@ -88,6 +98,7 @@ class FileResult:
     failed: int = 0
     skipped: int = 0
     not_applicable: int = 0
+    plans: int = 0              # EXPLAIN-plan records run but not compared (see _is_plan)
     failures: list = field(default_factory=list)
     skips: list = field(default_factory=list)        # (path, line, reason)
     cases: list = field(default_factory=list)        # junit: (path, line, status, message)
@@ -202,6 +213,9 @@ class _FileRun:
             first = rec.sql.strip().splitlines()[0] if rec.sql.strip() else ""
             self.emit(f"{rec.path}:{rec.line}: {first[:120]}")
         reason = cfg.deviations.lookup(rec.path, rec.line, rec.sql) if cfg.deviations else None
+        if not cfg.compare_plans and _is_plan(rec):
+            self._plan(rec)
+            return
         try:
             if isinstance(rec, Statement):
                 self._statement(rec)
@@ -223,6 +237,19 @@ class _FileRun:
         self.res.passed += 1
         if cfg.junit:
             self.res.cases.append((rec.path, rec.line, "passed", ""))
+
+    def _plan(self, rec):
+        try:
+            self.engine.execute(rec.sql)
+        except _engines.EngineError as e:
+            if e.internal:
+                self._fail_record(rec.path, rec.line, rec.sql, "EXPLAIN: internal error", [], [_err_line(e)])
+                return
+        self.res.plans += 1
+        if self.cfg.junit:
+            self.res.cases.append((rec.path, rec.line, "skipped", "EXPLAIN plan (not compared)"))
+        if self.cfg.verbose:
+            self.emit(f"PLAN {rec.path}:{rec.line}: not compared (--compare-plans compares it)")
 
     def _skip(self, rec, reason):
         self.res.skipped += 1
@@ -307,11 +334,12 @@ class _FileRun:
             raise _Verdict("query returned no result set", self._expected_display(rec),
                            ["(no rows; status " + (res.status or "?") + ")"])
         ncols = len(rec.types)
-        if res.columns is not None and len(res.columns) != ncols:
+        types = rec.types or "T" * len(res.columns or (res.rows[0] if res.rows else ()))
+        if rec.types and res.columns is not None and len(res.columns) != ncols:
             raise _Verdict(f"wrong column count: expected {ncols}, got {len(res.columns)}",
                            [rec.types], [f"{len(res.columns)} columns"])
         sort = rec.sort or self.sortmode
-        rendered = render_rows(res.rows, renderers_for(rec.types, rec.mode, rec.multiline))
+        rendered = render_rows(res.rows, renderers_for(types, rec.mode, rec.multiline))
         if rec.colnames is not None and res.columns is not None and \
                 list(res.columns) != rec.colnames:
             values = sort_values(rendered, sort)

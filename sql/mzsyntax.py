@@ -93,6 +93,8 @@ class Show:
     name: Optional[str] = None
     like: Optional[str] = None
     location: int = 0  #: of ``on`` when present
+    schema: Optional[str] = None   #: ``FROM s`` / ``IN s`` of a listing (the schema's name)
+    cluster: Optional[str] = None  #: ``IN CLUSTER c`` of a listing
 
 
 @dataclass(frozen=True)
@@ -103,8 +105,11 @@ class Explain:
     ``timestamp``.  ``statement`` is the explained ``sql.parse.Statement``.
     """
     stage: str
-    statement: Any
+    statement: Any          #: None when ``target`` is set
     format: str = "text"
+    #: ``EXPLAIN [MATERIALIZED] VIEW name`` / ``EXPLAIN INDEX name``: (kind, name tuple)
+    target: Optional[tuple] = None
+    location: int = 0       #: of the target's name
 
 
 # ---- WITH MUTUALLY RECURSIVE -------------------------------------------------

@@ -47,6 +47,10 @@ class Statement:
     inserts: tuple[tuple[int, int], ...] = ()
     #: ``WITH MUTUALLY RECURSIVE`` clauses by the location of their ``WITH`` (``sql.mzsyntax``)
     mutually_recursive: dict = field(default_factory=dict)
+    #: ``IN CLUSTER c`` of CREATE INDEX / MATERIALIZED VIEW (blanked out of the text pglast sees)
+    in_cluster: Optional[str] = None
+    #: ``CREATE OR REPLACE MATERIALIZED VIEW`` (Materialize syntax pglast lacks)
+    or_replace: bool = False
 
     def position(self, location: Optional[int]) -> Optional[int]:
         """1-based character position in the parsed string of a node ``location`` (or None)."""
@@ -208,7 +212,9 @@ class _Ctx:
     def loc(self) -> int:
         return self.toks[self.i].start if self.i < len(self.toks) else len(self.ptext)
 
-    def ident(self) -> str:
+    def ident(self, keywords: bool = False) -> str:
+        """An identifier (folded unless quoted); ``keywords``: reserved words too, as
+        Materialize's grammar allows where a name cannot be confused (``IN CLUSTER default``)."""
         if self.i >= len(self.toks):
             raise self.error_here()
         t = self.toks[self.i]
@@ -217,7 +223,7 @@ class _Ctx:
             self.i += 1
             return raw[1:-1].replace('""', '"')
         if t.name in _CTRL or t.name in ("SCONST", "ICONST", "FCONST", "PARAM", "Op") \
-                or t.kind == "RESERVED_KEYWORD":
+                or (t.kind == "RESERVED_KEYWORD" and not keywords):
             raise self.error_here()
         self.i += 1
         return raw.lower()
@@ -353,6 +359,9 @@ class _Ctx:
             rewrite_lists(self)
         if any(self.word(j) == "MUTUALLY" for j in range(len(self.toks))):
             self.wmr.update(rewrite_mutually_recursive(self))
+        if any(self.word(j) in ("[", "LEFT", "RIGHT") for j in range(len(self.toks))):
+            from sql.mzrewrites import rewrite  # Materialize's wider expression grammar
+            rewrite(self)
         w0, w1 = self.peek(0), self.peek(1)
         if w0 == "SUBSCRIBE":
             return self.stmt("subscribe", self.subscribe())
@@ -367,23 +376,35 @@ class _Ctx:
             return self.stmt("show", self.show())
         if w0 == "EXPLAIN":
             return self.stmt("explain", self.explain())
+        if w1 == "CLUSTER" and w0 in ("CREATE", "DROP", "ALTER"):
+            from sql.mzclusters import parse_cluster_statement
+            return parse_cluster_statement(self)
         if w0 == "CREATE" and w1 == "DEFAULT" and self.peek(2) == "INDEX":
             return self.stmt("create_default_index", self.default_index())
         if w0 == "CREATE":
-            self._blank_in_cluster()
-            j = 1 + (self.peek(1) == "OR" and self.peek(2) == "REPLACE") * 2
-            if self.word(j) in ("TEMP", "TEMPORARY"):
-                j += 1
-            if self.word(j) == "VIEW" and [self.word(j + k) for k in (1, 2, 3)] == ["IF", "NOT", "EXISTS"]:
-                # Materialize's CREATE VIEW IF NOT EXISTS (PostgreSQL lacks it): blank it out
-                lo, hi = self.toks[j + 1].start, self.toks[j + 3].end
-                self.ptext = self.ptext[:lo] + " " * (hi - lo) + self.ptext[hi:]
-                del self.toks[j + 1:j + 4]
-                stmt = self.pglast_statement()
-                stmt.if_not_exists = True
-                return stmt
-            if (w1 == "INDEX" or (w1 == "UNIQUE" and self.peek(2) == "INDEX")) and not self.inserts:
-                self._parenthesize_index_exprs()
+            cluster = self._blank_in_cluster()
+            or_replace = False
+            if [self.peek(k) for k in (1, 2, 3)] == ["OR", "REPLACE", "MATERIALIZED"]:
+                self._blank_tokens(1, 2)
+                or_replace = True
+            stmt = self._create()
+            stmt.in_cluster, stmt.or_replace = cluster, or_replace
+            return stmt
+        return self.pglast_statement()
+
+    def _create(self) -> Statement:
+        w1 = self.peek(1)
+        j = 1 + (self.peek(1) == "OR" and self.peek(2) == "REPLACE") * 2
+        if self.word(j) in ("TEMP", "TEMPORARY"):
+            j += 1
+        if self.word(j) == "VIEW" and [self.word(j + k) for k in (1, 2, 3)] == ["IF", "NOT", "EXISTS"]:
+            # Materialize's CREATE VIEW IF NOT EXISTS (PostgreSQL lacks it): blank it out
+            self._blank_tokens(j + 1, j + 3)
+            stmt = self.pglast_statement()
+            stmt.if_not_exists = True
+            return stmt
+        if (w1 == "INDEX" or (w1 == "UNIQUE" and self.peek(2) == "INDEX")) and not self.inserts:
+            self._parenthesize_index_exprs()
         return self.pglast_statement()
 
     def _parenthesize_index_exprs(self) -> None:
@@ -430,18 +451,35 @@ class _Ctx:
                 return j + 1
         return None
 
-    def _blank_in_cluster(self) -> None:
-        """Materialize's ``IN CLUSTER c`` on CREATE INDEX / MATERIALIZED VIEW: blank it out."""
+    def _blank_tokens(self, lo_tok: int, hi_tok: int) -> None:
+        """Blank tokens ``lo_tok..hi_tok`` (inclusive) out of the text pglast sees."""
+        lo, hi = self.toks[lo_tok].start, self.toks[hi_tok].end
+        self.ptext = self.ptext[:lo] + " " * (hi - lo) + self.ptext[hi:]
+        del self.toks[lo_tok:hi_tok + 1]
+
+    def _blank_in_cluster(self) -> Optional[str]:
+        """Materialize's ``IN CLUSTER c`` on CREATE INDEX / MATERIALIZED VIEW: blank it out
+        and return the cluster's name."""
         for j in range(len(self.toks) - 2):
             if self.word(j) in ("AS", "("):
                 break
             if self.word(j) == "IN" and self.word(j + 1) == "CLUSTER":
-                lo, hi = self.toks[j].start, self.toks[j + 2].end
-                self.ptext = self.ptext[:lo] + " " * (hi - lo) + self.ptext[hi:]
-                del self.toks[j:j + 3]
-                return
+                self.i = j + 2
+                name = self.ident(keywords=True)
+                self.i = 0
+                self._blank_tokens(j, j + 2)
+                return name
+        return None
 
     def pglast_statement(self) -> Statement:
+        n = len(self.toks)
+        tail = [self.word(j) for j in range(max(0, n - 4), n)]
+        if (tail[-2:] == ["AS", "OF"] or tail[-4:] == ["AS", "OF", "AT", "LEAST"]) and self._top_level_from():
+            # PostgreSQL's grammar reads a trailing ``AS OF`` after a FROM item as the table
+            # alias "of"; Materialize's reads the AS OF clause, and wants its timestamp
+            # (``SELECT 1 AS of`` stays a column alias in both)
+            self.i = n
+            raise _syntax("Expected a timestamp value after 'AS OF', found EOF", self.pos(len(self.ptext)))
         try:
             node = self.parse_pg(0, len(self.ptext))
             return self.classify(node)
@@ -456,6 +494,18 @@ class _Ctx:
             if not isinstance(node, ast.SelectStmt):
                 raise first
             return self.stmt("select", node, as_of=AsOf(expr, at_least))
+
+    def _top_level_from(self) -> bool:
+        depth = 0
+        for j in range(len(self.toks)):
+            w = self.word(j)
+            if w == "(":
+                depth += 1
+            elif w == ")":
+                depth -= 1
+            elif depth == 0 and w == "FROM":
+                return True
+        return False
 
     def _trailing_as_of(self) -> Optional[int]:
         depth, found = 0, None
@@ -560,6 +610,8 @@ class _Ctx:
                   "SECRETS": "secrets", "CONNECTIONS": "connections", "TYPES": "types"}
         if self.accept("MATERIALIZED", "VIEWS"):
             what = "materialized_views"
+        elif self.accept("CLUSTER", "REPLICAS"):
+            what = "cluster_replicas"
         elif w in simple and self.peek(1) not in ("=",):
             self.i += 1
             what = simple[w]
@@ -596,18 +648,21 @@ class _Ctx:
             if self.i < len(self.toks):
                 raise self.error_here()
             return Show("variable", name=name)
-        on, loc = None, 0
-        if what == "indexes" and (self.accept("ON") or self.accept("FROM") or self.accept("IN")):
+        on, loc, schema, cluster = None, 0, None, None
+        if what == "indexes" and self.accept("ON"):
             loc = self.loc()
             on = self.name()
-        elif self.accept("FROM") or self.accept("IN"):
+        elif what == "indexes" and self.peek() in ("FROM", "IN") and self.peek(1) != "CLUSTER":
+            self.i += 1
             loc = self.loc()
-            on = self.name()  # schema (ignored: one schema)
-            if what != "indexes":
-                on = None
+            on = self.name()
+        elif self.peek() in ("FROM", "IN") and self.peek(1) != "CLUSTER":
+            self.i += 1
+            loc = self.loc()
+            schema = self.name()[-1]
         if self.accept("IN", "CLUSTER"):
-            self.ident()
-        return Show(what, on=on, like=self._like(), location=loc)
+            cluster = self.ident()
+        return Show(what, on=on, like=self._like(), location=loc, schema=schema, cluster=cluster)
 
     def _like(self) -> Optional[str]:
         like = None
@@ -620,29 +675,37 @@ class _Ctx:
         return like
 
     def explain(self) -> Explain:
+        """``EXPLAIN [stage PLAN | PLAN | TIMESTAMP] [WITH (...)] [AS TEXT|JSON] [FOR]
+        (statement | [MATERIALIZED] VIEW name | INDEX name)``, Materialize's grammar."""
         self.expect("EXPLAIN")
         stage, fmt = "optimized", "text"
         stages = {"RAW": "raw", "DECORRELATED": "decorrelated", "OPTIMIZED": "optimized",
                   "PHYSICAL": "physical", "LOCALLY": "optimized", "GLOBAL": "optimized"}
-        explicit = False
         if self.peek() in stages and self.peek(1) in ("PLAN", "OPTIMIZED"):
             stage = stages[self.peek()]
             self.i += 1
             self.accept("OPTIMIZED")
             self.expect("PLAN")
-            explicit = True
         elif self.accept("PLAN"):
-            explicit = True
+            pass
         elif self.accept("TIMESTAMP"):
-            stage, explicit = "timestamp", True
-        if explicit:
-            if self.accept("WITH"):
-                self.options()
-            if self.accept("AS"):
-                fmt = self.ident()
-            self.accept("FOR")
+            stage = "timestamp"
+        if self.accept("WITH"):
+            self.options()
+        if self.peek() == "AS" and self.peek(1) in ("TEXT", "JSON", "DOT", "VERBOSE"):
+            self.i += 1
+            fmt = self.ident()
+        self.accept("FOR")
         if self.i >= len(self.toks):
             raise self.error_here()
+        for words, kind in ((("MATERIALIZED", "VIEW"), "materialized_view"), (("VIEW",), "view"),
+                            (("INDEX",), "index")):
+            if self.accept(*words):
+                loc = self.loc()
+                name = self.name()
+                if self.i < len(self.toks):
+                    raise self.error_here()
+                return Explain(stage, None, fmt, target=(kind, name), location=loc)
         lo = self.loc()
         sub = _Ctx(self.source, self.origin, self.text, " " * lo + self.ptext[lo:],
                    self.toks[self.i:], self.inserts)

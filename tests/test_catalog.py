@@ -34,7 +34,7 @@ def test_resolve_and_qualification():
     with pytest.raises(errors.Error) as e:
         c.resolve("nope", position=7)
     assert e.value.sqlstate == "42P01"
-    assert e.value.message == 'relation "nope" does not exist'
+    assert e.value.message == "unknown catalog item 'nope'"  # Materialize's text
     assert e.value.position == 7
 
 

@@ -14,18 +14,32 @@ from mzlite.reads import Reader
 
 def test_the_rule_without_a_session():
     """The oracle's read timestamp with every table's upper advanced past it, also for a
-    dataflow of constants alone (it is not readable from 0: a later issue)."""
+    dataflow reading tables."""
     con = mzlite.connect(clock=lambda: 5_000)
     db = con.database
     con.execute("CREATE TABLE t (a int)")
     tid = db.catalog.try_resolve("t").id
-    t, holds = db.reader.dataflow_as_of(set())
-    db.reader.release(holds)
+    t, holds = db.reader.dataflow_as_of({tid})
     assert t == db.oracle.peek_read_ts() >= 5_000
-    t2, holds = db.reader.dataflow_as_of({tid})
-    assert t2 == t and holds[0] and db.storage_holds.min_hold(tid) == t  # held there
+    assert holds[0] and db.storage_holds.min_hold(tid) == t  # held there
     db.reader.release(holds)
     assert db.storage.collections[tid].upper > t
+    con.close()
+
+
+def test_a_dataflow_of_constants_is_readable_from_0():
+    """Materialize's as-of choice: nothing time-varying constrains a dataflow with no inputs,
+    so it starts at 0 and ``AS OF 2`` reads it.  Sabotage: return the oracle's time for
+    empty ``ids`` in ``Reader.dataflow_as_of`` and the read at 2 is refused (22000)."""
+    con = mzlite.connect(clock=lambda: 5_000)
+    db = con.database
+    assert db.reader.dataflow_as_of(set())[0] == 0
+    con.execute("CREATE MATERIALIZED VIEW mv AS SELECT 1 AS a")
+    con.execute("CREATE VIEW v AS SELECT 1 AS a WHERE mz_now() > 3")
+    con.execute("CREATE DEFAULT INDEX ON v")
+    assert con.execute("SELECT * FROM mv AS OF 2").fetchall() == [(1,)]
+    assert con.execute("SELECT * FROM v AS OF 2").fetchall() == []
+    assert con.execute("SELECT * FROM v AS OF 4").fetchall() == [(1,)]
     con.close()
 
 

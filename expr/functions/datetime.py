@@ -62,6 +62,44 @@ _reg("cast_timestamptz_to_time", _null_inf(lambda ts: ts.time()))
 _reg("cast_time_to_interval", lambda t: Interval(0, 0, _time_us(t)))
 
 
+# ------------------------------------------------------------------------------ AT TIME ZONE
+_ZONES: dict = {}
+
+
+def _zone(name: str):
+    """A time zone by IANA name (``America/New_York``, ``UTC``), from the system's tz data;
+    numeric offsets are refused rather than read with a sign convention the user may not mean."""
+    z = _ZONES.get(name)
+    if z is None:
+        import zoneinfo
+        key = name.strip()
+        if key.upper() in ("UTC", "GMT", "Z", "ZULU", "UCT"):
+            z = UTC
+        else:
+            try:
+                z = zoneinfo.ZoneInfo(key)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+                raise EvalError("22023", f"invalid time zone '{name}'") from None
+        _ZONES[name] = z
+    return z
+
+
+def _timezone_timestamp(zone, ts):
+    """A local time in ``zone`` -> the instant (timestamptz); infinities pass through."""
+    z = _zone(zone)
+    return ts if type(ts) is DateInfinity else ts.replace(tzinfo=z).astimezone(UTC)
+
+
+def _timezone_timestamptz(zone, ts):
+    """An instant -> its local time in ``zone`` (timestamp); infinities pass through."""
+    z = _zone(zone)
+    return ts if type(ts) is DateInfinity else ts.astimezone(z).replace(tzinfo=None)
+
+
+_reg("timezone_timestamp", _timezone_timestamp)
+_reg("timezone_timestamptz", _timezone_timestamptz)
+
+
 def _interval_to_time(iv: Interval) -> _dt.time:
     us = iv.micros % USECS_PER_DAY
     return _us_time(us)

@@ -249,9 +249,7 @@ def ascii_(s):
 def chr_(n):
     if n == 0:
         raise EvalError("54000", "null character not permitted")
-    if n < 0:
-        raise EvalError("22023", "character number must be positive")
-    if n > 0x10FFFF:
+    if n < 0 or n > 0x10FFFF:  # Materialize's text for both (PostgreSQL 14's, before 15 split it)
         raise EvalError("54000", f"requested character too large for encoding: {n}")
     if 0xD800 <= n <= 0xDFFF:
         raise EvalError("54000", f"requested character not valid for encoding: {n}")
@@ -368,4 +366,22 @@ _add("translate", translate)
 _add("regexp_match", regexp_match)
 _add("regexp_split_to_array", regexp_split_to_array)
 _add("string_to_array", string_to_array, strict=False)
+
+#: what ``version()`` / ``mz_version()`` report (Materialize's shapes, mzlite's name and version)
+MZLITE_VERSION = "0.1.0"
+_add("version", lambda: f"PostgreSQL 9.5 on x86_64-unknown-linux-gnu (mzlite v{MZLITE_VERSION})")
+_add("mz_version", lambda: f"v{MZLITE_VERSION} (mzlite)")
+_add("mz_version_num", lambda: int("".join(f"{int(x):02d}" for x in MZLITE_VERSION.split("."))))
+_add("current_database", lambda: "materialize")
+_add("current_schema", lambda: "public")
+
+
+def regexp_split_to_table(s, pattern, flags=""):
+    if s is None or pattern is None or flags is None:
+        return ()
+    return [(piece,) for piece in regexp_split_to_array(s, pattern, flags)]
+
+
+#: table function name -> (implementation, output column names, output types)
+TABLE_FUNCTIONS = {"regexp_split_to_table": (regexp_split_to_table, ("regexp_split_to_table",), ("text",))}
 _add("cast_unknown_to_text", lambda s: s, inline="{0}")

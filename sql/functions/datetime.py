@@ -35,6 +35,9 @@ FUNCTIONS = sigs(
     ("make_timestamp", ("int4", "int4", "int4", "int4", "int4", "float8"), "timestamp", "make_timestamp"),
     *(("make_interval", _MAKE_INTERVAL[:k], "interval", "make_interval") for k in range(len(_MAKE_INTERVAL) + 1)),
     ("to_timestamp", ("float8",), "timestamptz", "to_timestamp_float8"),
+    # ``ts AT TIME ZONE zone`` is PostgreSQL's timezone(zone, ts)
+    ("timezone", ("text", "timestamp"), "timestamptz", "timezone_timestamp"),
+    ("timezone", ("text", "timestamptz"), "timestamp", "timezone_timestamptz"),
     *((n, (), "timestamptz", "now") for n in sorted(NOW_FUNCTIONS)))
 OPERATORS = sigs(
     *((op, (t, t), "bool", fid) for op, fid in CMP.items() for t in _DT + ("mz_timestamp",)),

@@ -36,7 +36,10 @@ FUNCTIONS = sigs(
     ("chr", ("int4",), "text", "chr"),
     ("md5", _T, "text", "md5"),
     ("translate", _TTT, "text", "translate"),
-    *((n, p, "text[]", n) for n in ("regexp_match", "regexp_split_to_array", "string_to_array") for p in (_TT, _TTT)))
+    *((n, p, "text[]", n) for n in ("regexp_match", "regexp_split_to_array", "string_to_array") for p in (_TT, _TTT)),
+    # the session's database and the server's version, constants in mzlite (one database)
+    *((n, (), "text", n) for n in ("version", "mz_version", "current_database", "current_schema")),
+    ("mz_version_num", (), "int4", "mz_version_num"))
 OPERATORS = sigs(*((op, _TT, "bool", fid) for op, fid in (("~", "regex_match"), ("~*", "regex_imatch"),
                                                            ("!~", "regex_not_match"), ("!~*", "regex_not_imatch"))),
                  *((op, _TT, "bool", fid) for op, fid in CMP.items()))
@@ -45,6 +48,15 @@ LIKE = {"~~": "like", "like": "like", "!~~": "not_like", "not like": "not_like",
 #: func ids the resolution produces beyond the tables above
 FUNC_IDS = {"concat": "resolve_function", "concat_ws": "resolve_function", "textcat": "resolve_operator ||",
             "cast_unknown_to_text": "an untyped literal read as text (sql.functions.resolve_cast)"}
+
+
+def resolve_table_function(name: str, args: tuple):
+    """``regexp_split_to_table(text, text [, text])``; None for other names."""
+    if name != "regexp_split_to_table":
+        return None
+    if len(args) not in (2, 3) or not all(can_cast(a, "text", "implicit") for a in args):
+        raise err(f"function regexp_split_to_table({type_list(args)}) does not exist", "42883")
+    return name, ("text",) * len(args), ("regexp_split_to_table",), ("text",)
 
 
 def resolve_function(name: str, args: tuple):
