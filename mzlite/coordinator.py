@@ -293,9 +293,11 @@ class Database:
                 coll.compact(target, fold=fold)
 
     # -------------------------------------------------------------- statements
-    def execute_sql(self, session: Session, sql: str, params) -> Result:
-        """Run ``sql`` (one or more statements) with ``params`` for ``session``; the last result."""
-        return self._assisting_writes(lambda: self._execute_sql(session, sql, params))
+    def execute_sql(self, session: Session, sql: str, params, atomic: bool = True) -> Result:
+        """Run ``sql`` (one or more statements) with ``params`` for ``session``; the last result.
+        ``atomic``: several statements are one implicit transaction (``execute``); False for
+        sqlite3's ``executescript``, where statements before a failing one stay applied."""
+        return self._assisting_writes(lambda: self._execute_sql(session, sql, params, atomic))
 
     def _assisting_writes(self, run):
         """``run()``; if it committed a write, the session then helps propagate it
@@ -308,7 +310,7 @@ class Database:
                 if self.storage.commits != commits:
                     self.controller.assist_after_write()
 
-    def _execute_sql(self, session: Session, sql: str, params) -> Result:
+    def _execute_sql(self, session: Session, sql: str, params, atomic: bool = True) -> Result:
         if not isinstance(sql, str):
             raise E.ProgrammingError("the query must be a string")
         # PostgreSQL text parses without the catalog: do it before taking the statement lock,
@@ -330,8 +332,28 @@ class Database:
                                   stmts[0])
                 if fast is not None:
                     return fast
-            for stmt in stmts:
-                result = self.guard(session, lambda: self._execute_statement(session, stmt, params), stmt)
+            if len(stmts) == 1:
+                return self.guard(session, lambda: self._execute_statement(session, stmts[0], params), stmts[0])
+            # Several statements outside a transaction block run as one implicit transaction, as
+            # in PostgreSQL: on an error nothing of the string stays applied.  Each write still
+            # commits when its statement runs (so a later statement of the string reads it); the
+            # string's committed writes are logged (``session.undo``) and undone on an error
+            # (``Writer.rollback_implicit``).  A transaction statement in the string ends the
+            # implicit transaction (what ran before it stays).  Departure: DDL is not undone.
+            session.undo = None if session.in_transaction() or not atomic else []
+            try:
+                for stmt in stmts:
+                    if stmt.kind in ("begin", "commit", "rollback"):
+                        session.undo = None
+                    result = self.guard(session, lambda: self._execute_statement(session, stmt, params), stmt)
+                    if atomic and not session.in_transaction() and stmt.kind in ("commit", "rollback"):
+                        session.undo = []
+            except BaseException:
+                if session.undo:
+                    self.guard(session, lambda: self.writer.rollback_implicit(session))
+                raise
+            finally:
+                session.undo = None
             return result
 
     def execute_many(self, session: Session, sql: str, seq_of_params) -> Result:

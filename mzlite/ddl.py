@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from mzlite import constraints
 from mzlite.cursor import Result
 from mzlite.temporal import check_maintainable, check_volatile, inlined
 from planner.catalog import CatalogItem, ColumnDef
@@ -32,8 +33,13 @@ def create_table(db, session, plan, stmt, params) -> Result:
         raise E.error_for(E.DUPLICATE_TABLE, f'{existing.kind_word()} "{plan.name}" already exists')
     session.refuse_in_transaction(plan)
     id = db.allocate_user()
+    item = CatalogItem(id, plan.name, "table", tuple(plan.columns), create_sql=plan.create_sql,
+                       unique_keys=tuple(plan.unique_keys), checks=tuple(plan.checks))
+    cons = constraints.for_table(item)
     db.storage.create_table(id, len(plan.columns))
-    db.catalog.add(CatalogItem(id, plan.name, "table", tuple(plan.columns), create_sql=plan.create_sql))
+    db.catalog.add(item)
+    if cons is not None:
+        db.writer.constraints[id] = cons
     return Result(plan.tag, None)
 
 
@@ -159,6 +165,7 @@ def _drop_one(db, gid: GlobalId) -> None:
         db.controller.drop_collection(gid)
     if item.kind in ("table", "materialized_view"):
         db.storage.drop(gid)
+        db.writer.constraints.pop(gid, None)
     db.catalog.remove(gid)
 
 

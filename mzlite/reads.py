@@ -51,14 +51,16 @@ def literal_timestamp(expr) -> int:
 
 
 def select(db, session, plan, stmt, params) -> Result:
-    """The sequencer's handler of a ``SelectPlan`` (and a ``DECLARE``'s query)."""
+    """The sequencer's handler of a ``SelectPlan`` (and a ``DECLARE``'s query).  The statement
+    lock stays held while a multi-statement string has committed writes it may yet undo
+    (``session.undo``): no other session's write may land between them and their undo."""
     session.note_read()
     as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
     system = [gid for gid in plan.depends_on if gid.is_system()]
     if system:
         db.introspection.refresh(system)
     rows, _ = db.reader.read(session, db.reader.optimized(plan), plan.finishing, as_of=as_of,
-                             at_least=plan.as_of_at_least, release_lock=True)
+                             at_least=plan.as_of_at_least, release_lock=not session.undo)
     result = Result(f"SELECT {len(rows)}", [(n, display_name(t)) for n, t in plan.columns], rows, len(rows))
     # cursor.description's sizes, computed when it is read
     result.typmods = lambda: output_typmods(plan.expr, plan.finishing.project, db.catalog)

@@ -131,6 +131,8 @@ class Transaction:
     #: the read timestamp of a read transaction (all its reads see one time)
     read_ts: Optional[int] = None
     failed: bool = False
+    #: table id -> per-key deltas of ``writes`` (``mzlite.constraints``), to validate later statements
+    key_deltas: dict = field(default_factory=dict)
 
 
 class Session:
@@ -139,6 +141,9 @@ class Session:
         self.system = system
         self.vars = {name: v.default for name, v in SESSION_VARS.items()}
         self.txn: Optional[Transaction] = None
+        #: while a multi-statement string runs outside a transaction block: the writes it has
+        #: committed so far, undone if a later statement fails (``Writer.rollback_implicit``)
+        self.undo: Optional[list] = None
         self.cancel_requested = False
         #: SUBSCRIBE cursors and the like, by name (a later issue)
         self.portals: dict = {}

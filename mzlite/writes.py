@@ -48,6 +48,8 @@ class Writer:
 
     def __init__(self, db):
         self.db = db
+        #: table id -> its ``mzlite.constraints.TableConstraints`` (tables that declare any)
+        self.constraints: dict = {}
 
     # -------------------------------------------------------------- statements
     def update(self, session, plan) -> int:
@@ -153,28 +155,74 @@ class Writer:
         """Commit ``writes`` (table id -> ``(row, diff)`` list, or a ``row -> diff`` dict
         with no zero diff, which counts as consolidated) at a new timestamp, or add them to
         the explicit transaction.  ``consolidated``: the caller guarantees each row
-        appears once with a non-zero diff, so the pass that sums them is skipped."""
+        appears once with a non-zero diff, so the pass that sums them is skipped.  Every
+        table write passes its table's constraints first (``mzlite.constraints``): this is
+        the one path INSERT, UPDATE, DELETE and COPY share."""
         txn = session.txn
+        constraints = self.constraints
         if txn is not None and txn.explicit:
             session.note_write()
+            for tid, ups in writes.items():
+                cons = constraints.get(tid)
+                if cons is not None:  # against the committed state plus the transaction's earlier writes
+                    txn.key_deltas[tid] = cons.merge(txn.key_deltas.get(tid), cons.validate(ups, txn.key_deltas.get(tid)))
             for tid, ups in writes.items():
                 txn.writes.setdefault(tid, []).extend(ups.items() if ups.__class__ is dict else ups)
             return
         if not consolidated:
             writes = {tid: ups if ups.__class__ is dict else _consolidate(ups) for tid, ups in writes.items()}
-        if any(writes.values()):
-            self.db.storage.commit(writes)
+        self._commit(session, writes)
+
+    def _commit(self, session, writes: dict) -> None:
+        """Validate ``writes`` (consolidated) against every table's constraints, commit them
+        at one timestamp, then maintain the constraints' key counts."""
+        if not any(writes.values()):
+            return
+        constraints = self.constraints
+        checked = [(cons, cons.validate(ups)) for tid, ups in writes.items()
+                   if ups and (cons := constraints.get(tid)) is not None]
+        self.db.storage.commit(writes)
+        for cons, deltas in checked:
+            cons.applied(deltas)
+        undo = session.undo
+        if undo is not None:
+            undo.append(writes)
 
     def commit(self, session) -> None:
-        """COMMIT: apply the explicit transaction's writes at one timestamp (none when it failed)."""
+        """COMMIT: apply the explicit transaction's writes at one timestamp (none when it
+        failed), validated again against the state they commit onto."""
         txn = session.txn
         session.txn = None
         if txn is None or txn.failed:
             return
         writes = {tid: _consolidate(ups) for tid, ups in txn.writes.items()
                   if tid in self.db.storage.collections}
-        if any(writes.values()):
-            self.db.storage.commit(writes)
+        self._commit(session, writes)
+
+    def rollback_implicit(self, session) -> None:
+        """Undo the writes a failed multi-statement string committed before its failing
+        statement (``session.undo``): their negation commits at one new timestamp, so the
+        string as a whole changed nothing.  See ``Database._execute_sql``."""
+        undo, session.undo = session.undo, None
+        if not undo:
+            return
+        acc: dict = {}
+        for writes in undo:
+            for tid, ups in writes.items():
+                if tid not in self.db.storage.collections:
+                    continue  # dropped meanwhile (by the string itself)
+                t = acc.setdefault(tid, {})
+                for row, d in (ups.items() if ups.__class__ is dict else ups):
+                    t[row] = t.get(row, 0) - d
+        writes = {tid: [(r, d) for r, d in ups.items() if d] for tid, ups in acc.items()}
+        if not any(writes.values()):
+            return
+        # an undo restores a state that satisfied the constraints: only the key counts move
+        checked = [(cons, cons.validate(ups, None, checks=False)) for tid, ups in writes.items()
+                   if ups and (cons := self.constraints.get(tid)) is not None]
+        self.db.storage.commit(writes)
+        for cons, deltas in checked:
+            cons.applied(deltas)
 
 
 def _consolidate(updates: list) -> list:

@@ -20,12 +20,13 @@ from pglast.stream import RawStream
 
 from expr.finishing import RowSetFinishing
 from expr.relation import Get
-from expr.scalar import Column
+from expr.scalar import Column, columns_referenced
 from planner import plans as P
+from repr.ids import GlobalId
 from planner.bind_dml import assignment_cast, bind_delete, bind_insert, bind_update, table_context
-from planner.bind_expr import ExprContext, Scope, enum_name, type_modifier
+from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name, type_modifier
 from planner.bind_query import TOP, UNIT, Binder
-from planner.catalog import ColumnDef
+from planner.catalog import CheckConstraint, ColumnDef, UniqueKey
 from sql import errors, mzsyntax as mz
 
 
@@ -82,11 +83,11 @@ def _create_table(b: Binder, stmt, node):
     if b.catalog.try_resolve(name) is not None and not node.if_not_exists:
         raise b.error(errors.DUPLICATE_TABLE, f'relation "{name}" already exists', loc)
     cols: list[ColumnDef] = []
-    pk: set = set()
+    #: (constraint node, its column names or None for a table constraint's own keys, column name)
+    constraints: list = []
     for el in node.tableElts or ():
         if isinstance(el, ast.Constraint):
-            if enum_name(el.contype) == "CONSTR_PRIMARY":
-                pk.update(k.sval for k in el.keys or ())
+            constraints.append((el, None))
             continue
         if not isinstance(el, ast.ColumnDef):
             raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{type(el).__name__} in CREATE TABLE is not supported", loc)
@@ -109,16 +110,89 @@ def _create_table(b: Binder, stmt, node):
                                   c.location)
                 default = ctx.apply_typmod(assignment_cast(ctx, e, t, el.colname, c.location), mod, False,
                                            c.location, fold=False)
-            elif ct in ("CONSTR_UNIQUE", "CONSTR_CHECK", "CONSTR_FOREIGN"):
-                continue
+            if ct in ("CONSTR_PRIMARY", "CONSTR_UNIQUE", "CONSTR_CHECK", "CONSTR_FOREIGN", "CONSTR_EXCLUSION",
+                      "CONSTR_IDENTITY", "CONSTR_GENERATED"):
+                constraints.append((c, el.colname))
+            elif ct not in ("CONSTR_NOTNULL", "CONSTR_NULL", "CONSTR_DEFAULT"):
+                raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{ct[7:].lower()} column constraints are not supported",
+                              c.location)
         cols.append(ColumnDef(el.colname, t, nullable, default, mod))
+    if node.inhRelations or node.partspec is not None or node.ofTypename is not None:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, "CREATE TABLE ... INHERITS / PARTITION BY / OF is not supported",
+                      loc)
+    uniques, checks = _table_constraints(b, name, cols, constraints)
+    pk = {cols[i].name for u in uniques if u.primary for i in u.columns}
     if pk:
-        names = {c.name for c in cols}
-        for k in pk:
-            if k not in names:
-                raise b.error(errors.UNDEFINED_COLUMN, f'column "{k}" named in key does not exist', loc)
         cols = [ColumnDef(c.name, c.type, False if c.name in pk else c.nullable, c.default, c.typmod) for c in cols]
-    return P.CreateTablePlan(name, tuple(cols), bool(node.if_not_exists), stmt.text)
+    return P.CreateTablePlan(name, tuple(cols), bool(node.if_not_exists), stmt.text, tuple(uniques), tuple(checks))
+
+
+def _table_constraints(b: Binder, table: str, cols, constraints):
+    """The ``UniqueKey``s and ``CheckConstraint``s of a CREATE TABLE, named as PostgreSQL names
+    them; REFERENCES, EXCLUDE, identity and generated columns are refused (0A000), never
+    accepted and ignored."""
+    index = {c.name: i for i, c in enumerate(cols)}
+    used: set = set()
+
+    def choose(explicit, parts, suffix):
+        if explicit:
+            if explicit in used:
+                raise b.error(errors.DUPLICATE_OBJECT, f'constraint "{explicit}" for relation "{table}" already exists',
+                              None)
+            used.add(explicit)
+            return explicit
+        base = "_".join([table, *parts, suffix])
+        n, candidate = 0, base
+        while candidate in used:
+            n += 1
+            candidate = f"{base}{n}"
+        used.add(candidate)
+        return candidate
+
+    uniques, checks = [], []
+    for c, colname in constraints:
+        ct = enum_name(c.contype)
+        if ct in ("CONSTR_PRIMARY", "CONSTR_UNIQUE"):
+            keys = [colname] if colname is not None else [k.sval for k in c.keys or ()]
+            for k in keys:
+                if k not in index:
+                    raise b.error(errors.UNDEFINED_COLUMN, f'column "{k}" named in key does not exist', c.location)
+            if c.including or c.options or getattr(c, "nulls_not_distinct", False):
+                raise b.error(errors.FEATURE_NOT_SUPPORTED, "key constraint options are not supported", c.location)
+            primary = ct == "CONSTR_PRIMARY"
+            if primary and any(u.primary for u in uniques):
+                raise b.error(errors.INVALID_TABLE_DEFINITION,
+                              f'multiple primary keys for table "{table}" are not allowed', c.location)
+            columns = tuple(index[k] for k in keys)
+            if any(u.columns == columns for u in uniques):
+                continue  # PostgreSQL keeps one index for a repeated key
+            uniques.append(UniqueKey(choose(c.conname, [] if primary else keys, "pkey" if primary else "key"),
+                                     columns, primary))
+        elif ct == "CONSTR_CHECK":
+            if c.is_no_inherit:
+                raise b.error(errors.FEATURE_NOT_SUPPORTED, "CHECK ... NO INHERIT is not supported", c.location)
+            rel = Get(GlobalId("u", 0), len(cols))  # the table being created: only its columns are in scope
+            ctx = ExprContext(b, rel, [c2.type for c2 in cols], Scope([ScopeItem(table, c2.name, i)
+                                                                      for i, c2 in enumerate(cols)]),
+                              clause="check constraints")
+            e = ctx.coerce_bool(ctx.bind(c.raw_expr), "CHECK constraint", c.location)
+            if ctx.rel is not rel:
+                raise b.error(errors.FEATURE_NOT_SUPPORTED, "cannot use subquery in check constraint", c.location)
+            referenced = sorted(columns_referenced(e))
+            parts = [colname] if colname is not None else ([cols[referenced[0]].name] if len(referenced) == 1 else [])
+            checks.append(CheckConstraint(choose(c.conname, parts, "check"), e))
+        elif ct == "CONSTR_FOREIGN":
+            raise b.error(errors.FEATURE_NOT_SUPPORTED,
+                          "foreign key constraints (REFERENCES) are not supported: they would not be enforced",
+                          c.location)
+        else:
+            what = {"CONSTR_EXCLUSION": "EXCLUDE constraints", "CONSTR_IDENTITY": "identity columns (GENERATED ... AS IDENTITY; SQLite's AUTOINCREMENT)",
+                    "CONSTR_GENERATED": "generated columns"}.get(ct, f"{ct[7:].lower()} constraints")
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{what} are not supported", c.location)
+    for c, _ in constraints:
+        if getattr(c, "deferrable", False) or getattr(c, "initdeferred", False):
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, "deferrable constraints are not supported", c.location)
+    return uniques, checks
 
 
 # ------------------------------------------------------------------ views and indexes

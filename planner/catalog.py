@@ -36,6 +36,21 @@ class ColumnDef:
 
 
 @dataclass(frozen=True)
+class UniqueKey:
+    """A table's PRIMARY KEY or UNIQUE constraint, enforced on every write (``mzlite.constraints``)."""
+    name: str                      #: the constraint's name (PostgreSQL's: ``t_pkey``, ``t_a_key``)
+    columns: tuple[int, ...]       #: the key's column indexes, in declaration order
+    primary: bool = False
+
+
+@dataclass(frozen=True)
+class CheckConstraint:
+    """A table's CHECK constraint: a written row whose ``predicate`` is false is refused (23514)."""
+    name: str                      #: the constraint's name (PostgreSQL's: ``t_a_check``, ``t_check``)
+    predicate: ScalarExpr          #: boolean, over the table's columns, no subqueries or aggregates
+
+
+@dataclass(frozen=True)
 class CatalogItem:
     id: GlobalId
     name: str
@@ -47,6 +62,8 @@ class CatalogItem:
     key: tuple[ScalarExpr, ...] = ()           #: indexes: over the indexed object's columns
     key_sql: tuple[str, ...] = ()
     depends_on: frozenset = frozenset()        #: items this one reads (indexes: ``{on_id}``)
+    unique_keys: tuple[UniqueKey, ...] = ()    #: tables: PRIMARY KEY and UNIQUE constraints
+    checks: tuple[CheckConstraint, ...] = ()   #: tables: CHECK constraints
 
     def arity(self) -> int:
         return len(self.columns)

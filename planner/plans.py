@@ -67,6 +67,8 @@ class CreateTablePlan(DdlPlan):
     columns: tuple[ColumnDef, ...]
     if_not_exists: bool = False
     create_sql: str = ""
+    unique_keys: tuple = ()   #: ``planner.catalog.UniqueKey``s, enforced by the adapter on every write
+    checks: tuple = ()        #: ``planner.catalog.CheckConstraint``s, likewise
     tag: ClassVar[str] = "CREATE TABLE"
 
 
