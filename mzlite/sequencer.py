@@ -138,6 +138,9 @@ def modify_fast(db, session, stmt, param_sets):
     txn = session.txn
     if txn is not None and (txn.explicit or txn.failed):
         return None
+    node = stmt.node
+    if getattr(node, "returningList", None) or getattr(node, "returningClause", None):
+        return None  # the general path returns RETURNING's rows
     out = plan_bulk_modify(db, stmt, param_sets)
     if out is None:
         return None

@@ -25,6 +25,7 @@ from mzlite.cursor import Result
 from planner.optimize import optimize
 from planner.plans import UpdatePlan
 from sql import errors as E
+from sql.types import display_name
 
 
 def update(db, session, plan, stmt, params) -> Result:
@@ -32,15 +33,26 @@ def update(db, session, plan, stmt, params) -> Result:
     retractions would apply at COMMIT to rows another connection may have changed meanwhile
     (a lost update that corrupts the table)."""
     session.refuse_in_transaction(plan)
-    n = db.writer.update(session, plan)
-    return Result(f"UPDATE {n}", None, rowcount=n)
+    rows = db.writer.update(session, plan)
+    return _returning(plan, "UPDATE", rows)
 
 
 def delete(db, session, plan, stmt, params) -> Result:
     """The sequencer's handler of a ``DeletePlan`` (refused in a transaction block, as UPDATE)."""
     session.refuse_in_transaction(plan)
-    n = db.writer.delete(session, plan)
-    return Result(f"DELETE {n}", None, rowcount=n)
+    rows = db.writer.delete(session, plan)
+    return _returning(plan, "DELETE", rows)
+
+
+def _returning(plan, tag: str, rows) -> Result:
+    """The result of an UPDATE (``rows`` its new rows) or DELETE (the deleted rows), with
+    RETURNING's rows when it has the clause."""
+    n = len(rows)
+    if not plan.returning:
+        return Result(f"{tag} {n}", None, rowcount=n)
+    fns = [compile_scalar(e) for e in plan.returning]
+    out = [tuple(f(r) for f in fns) for r in rows]
+    return Result(f"{tag} {n}", [(c, display_name(t)) for c, t in plan.returning_columns], out, n)
 
 
 class Writer:
@@ -52,7 +64,8 @@ class Writer:
         self.constraints: dict = {}
 
     # -------------------------------------------------------------- statements
-    def update(self, session, plan) -> int:
+    def update(self, session, plan) -> list:
+        """Apply the UPDATE ``plan``; its rows' new values."""
         table = self.db.catalog.get(plan.table_id)
         arity = table.arity()
         selection = self._selection(plan, arity)
@@ -68,13 +81,14 @@ class Writer:
                 updates.append((old, -1))
                 updates.append((new, 1))
         self.apply(session, {plan.table_id: updates})
-        return len(old_new)
+        return [n for _, n in old_new]
 
-    def delete(self, session, plan) -> int:
+    def delete(self, session, plan) -> list:
+        """Apply the DELETE ``plan``; the deleted rows."""
         table = self.db.catalog.get(plan.table_id)
         rows = self.evaluate(session, self._selection(plan, table.arity()))
         self.apply(session, {plan.table_id: [(r, -1) for r in rows]})
-        return len(rows)
+        return rows
 
     def modify_many(self, session, plans) -> Optional[int]:
         """executemany of UPDATE/DELETE as one write: each plan sees the committed state plus

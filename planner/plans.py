@@ -116,6 +116,9 @@ class UpdatePlan(Plan):
     #: rows to update (``predicates`` is then empty); None otherwise
     selection: Any = None
     depends_on: frozenset = frozenset()
+    #: RETURNING: expressions over the *new* row, and their (name, type) columns
+    returning: tuple[ScalarExpr, ...] = ()
+    returning_columns: tuple[tuple[str, str], ...] = ()
     transaction: ClassVar[str] = "never"
     tag: ClassVar[str] = "UPDATE"
 
@@ -127,6 +130,9 @@ class DeletePlan(Plan):
     table_name: str = ""
     selection: Any = None  #: as in UpdatePlan
     depends_on: frozenset = frozenset()
+    #: RETURNING: expressions over the deleted row, and their (name, type) columns
+    returning: tuple[ScalarExpr, ...] = ()
+    returning_columns: tuple[tuple[str, str], ...] = ()
     transaction: ClassVar[str] = "never"
     tag: ClassVar[str] = "DELETE"
 
