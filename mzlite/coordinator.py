@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import threading
 import time
 from typing import Any, Callable, Mapping, Optional
@@ -323,7 +324,8 @@ class Database:
             except Exception:
                 parsed = None
         with self.statement_lock(session):
-            stmts = parsed if parsed is not None else self.guard(session, lambda: self._parse(sql, session))
+            stmts = parsed if parsed is not None else self.guard(session, lambda: _paramstyle_hint(
+                sql, lambda: self._parse(sql, session)))
             if params:
                 self.guard(session, lambda: _check_parameter_count(stmts, len(params)))
             result = Result("EMPTY QUERY", None)
@@ -470,6 +472,22 @@ class Database:
         if stmt.kind == "insert":
             return bulk.plan_for(self, stmt, params)
         return plan_statement(stmt, self.catalog, params)
+
+
+#: psycopg's placeholders, ``%s`` and ``%(name)s``
+_PSYCOPG_PLACEHOLDER = re.compile(r"%(\([A-Za-z_][A-Za-z0-9_]*\))?s")
+
+
+def _paramstyle_hint(sql: str, parse):
+    """``parse()``; a syntax error in text holding psycopg's ``%s`` / ``%(name)s`` gets a hint
+    that mzlite's paramstyle is qmark (a ``%s`` is also PostgreSQL's modulo of a column ``s``,
+    so it is never rewritten into a placeholder)."""
+    try:
+        return parse()
+    except E.Error as e:
+        if e.sqlstate == E.SYNTAX_ERROR and e.hint is None and _PSYCOPG_PLACEHOLDER.search(sql):
+            e.hint = "mzlite.paramstyle is 'qmark': write ? (or $1, $2, ...) placeholders, not psycopg's %s or %(name)s"
+        raise
 
 
 def _check_parameter_count(stmts, given: int) -> None:

@@ -87,3 +87,32 @@ def test_update_delete_returning(con):
     con.execute("CREATE INDEX t_a ON t (a)")
     assert con.execute("DELETE FROM t WHERE a = ? RETURNING b", (2,)).fetchall() == [("one",)]
     assert _rows(con) == []
+
+
+def test_version_and_paramstyle_hint(con):
+    """``mzlite.__version__`` is the package's; psycopg's placeholders get a hint naming the
+    paramstyle.  Sabotage seen red: ``_paramstyle_hint`` re-raising without the hint."""
+    import tomllib
+    import pathlib
+    meta = tomllib.loads((pathlib.Path(__file__).parent.parent / "pyproject.toml").read_text())
+    assert mzlite.__version__ == meta["project"]["version"]
+    assert mzlite.paramstyle == "qmark"
+    for sql, params in (("SELECT %s", (1,)), ("SELECT %(x)s", None)):
+        with pytest.raises(mzlite.ProgrammingError) as ei:
+            con.execute(sql, params)
+        assert ei.value.sqlstate == "42601" and "qmark" in ei.value.hint
+    assert con.execute("SELECT 7 %s FROM (SELECT 4 AS s) q").fetchall() == [(3,)]  # modulo stays modulo
+
+
+def test_messages_name_the_value_and_the_translation(con):
+    """An out-of-range mz_timestamp names the value; a syntax error in a dialect's
+    translation says it is in the translation and shows it (it pointed at text the user
+    never wrote)."""
+    for sql, value in (("SELECT '-1'::mz_timestamp", '"-1"'), ("SELECT (-5)::mz_timestamp", "-5")):
+        with pytest.raises(mzlite.DataError) as ei:
+            con.execute(sql)
+        assert ei.value.sqlstate == "22003" and value in str(ei.value)
+    con.execute("SET sql_dialect = duckdb")
+    with pytest.raises(mzlite.ProgrammingError) as ei:
+        con.execute("SELECT {'a': 1}")
+    assert "translation" in str(ei.value) and "STRUCT" in ei.value.detail and ei.value.position is None
