@@ -22,6 +22,7 @@ from expr.compile import evaluate_constant
 from expr.finishing import finish
 from expr.mfp import MapFilterProject
 from mzlite.cursor import Result
+from mzlite.session import DEFAULT_MAX_RESULT_SIZE
 from planner.lower import build_peek_dataflow, resolve_imports
 from planner.optimize import optimize
 from planner.output_typmods import output_typmods
@@ -61,10 +62,24 @@ def select(db, session, plan, stmt, params) -> Result:
         db.introspection.refresh(system)
     rows, _ = db.reader.read(session, db.reader.optimized(plan), plan.finishing, as_of=as_of,
                              at_least=plan.as_of_at_least, release_lock=not session.undo)
+    limit = db.system["max_result_size"]
+    if limit < DEFAULT_MAX_RESULT_SIZE:
+        check_result_size(rows, limit)
     result = Result(f"SELECT {len(rows)}", [(n, display_name(t)) for n, t in plan.columns], rows, len(rows))
     # cursor.description's sizes, computed when it is read
     result.typmods = lambda: output_typmods(plan.expr, plan.finishing.project, db.catalog)
     return result
+
+
+def check_result_size(rows, limit: int) -> None:
+    """54000 when ``rows`` exceed ``max_result_size`` (a string or bytes value counts its
+    length, any other value 8 bytes), as Materialize refuses such a result."""
+    size = 0
+    for row in rows:
+        for v in row:
+            size += len(v) if v.__class__ in (str, bytes) else 8
+        if size > limit:
+            raise E.error_for("54000", f"result exceeds max size of {limit} B")
 
 
 def expand(rows) -> list[tuple]:

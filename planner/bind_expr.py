@@ -528,7 +528,19 @@ class ExprContext:
     # ---- end
 
     def _CollateClause(self, node) -> ScalarExpr:
-        return self.bind(node.arg)
+        """``x COLLATE "C"``: text compares by code point, which is the C collation; another
+        collation would be ignored, so it is refused (0A000), and a non-text operand is
+        PostgreSQL's 42804."""
+        e = self.bind(node.arg)
+        name = node.collname[-1].sval if node.collname else ""
+        if name.lower() not in ("c", "posix", "default", "ucs_basic"):
+            raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, f'collation "{name}" is not supported: mzlite '
+                                    f'compares text by code point (the "C" collation)', node.location)
+        t = self.typeof(e)
+        if t not in ("text", "bpchar", "varchar", "unknown", "name", "char"):
+            raise self.binder.error(errors.DATATYPE_MISMATCH,
+                                    f"collations are not supported by type {T.display_name(t)}", node.location)
+        return e
 
     def _CaseExpr(self, node) -> ScalarExpr:
         loc = node.location

@@ -21,7 +21,7 @@ from pglast.stream import RawStream
 from expr.finishing import RowSetFinishing
 from expr.relation import Get
 from expr.scalar import Column, columns_referenced
-from planner import plans as P
+from planner import ddl_options, plans as P
 from repr.ids import GlobalId
 from planner.bind_dml import assignment_cast, bind_delete, bind_insert, bind_update, table_context
 from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name, type_modifier
@@ -82,6 +82,7 @@ def _create_table(b: Binder, stmt, node):
     loc = node.relation.location
     if b.catalog.try_resolve(name) is not None and not node.if_not_exists:
         raise b.error(errors.DUPLICATE_TABLE, f'relation "{name}" already exists', loc)
+    ddl_options.check_create_table(b, node)
     cols: list[ColumnDef] = []
     #: (constraint node, its column names or None for a table constraint's own keys, column name)
     constraints: list = []
@@ -93,6 +94,11 @@ def _create_table(b: Binder, stmt, node):
             raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{type(el).__name__} in CREATE TABLE is not supported", loc)
         if any(c.name == el.colname for c in cols):
             raise b.error(errors.DUPLICATE_COLUMN, f'column "{el.colname}" specified more than once', el.location)
+        ddl_options.check_column(b, el)
+        tname = el.typeName.names[-1].sval.lower() if el.typeName.names else ""
+        if tname in ("serial", "serial2", "serial4", "serial8", "smallserial", "bigserial"):
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{tname} columns are not supported (they need a sequence); "
+                          f"give the key explicitly", el.location)
         t = b.type_name(el.typeName)
         mod = type_modifier(b, el.typeName, t)  # declared type modifier (sql.types.typmod_for)
         nullable, default = not el.is_not_null, None
@@ -224,11 +230,13 @@ def _view(b: Binder, stmt, name, loc, query, aliases, materialized, if_not_exist
 
 
 def _create_view(b, stmt, node):
+    ddl_options.check_create_view(b, node)
     return _view(b, stmt, node.view.relname, node.view.location, node.query, node.aliases, False,
                  getattr(stmt, "if_not_exists", False), node.replace)
 
 
 def _create_mv(b, stmt, node):
+    ddl_options.check_create_materialized_view(b, node)
     into = node.into
     return _view(b, stmt, into.rel.relname, into.rel.location, node.query, into.colNames, True, node.if_not_exists,
                  False)
@@ -248,6 +256,7 @@ def _check_index_name(b, name, if_not_exists, loc):
 
 def _create_index(b: Binder, stmt, node):
     rv = node.relation
+    ddl_options.check_create_index(b, node)
     item = _index_target(b, tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x), rv.location)
     _check_index_name(b, node.idxname, node.if_not_exists, rv.location)
     if node.whereClause is not None:
@@ -323,7 +332,22 @@ def _article(word: str) -> str:
 
 
 def _transaction(b, stmt, node):
-    return P.TransactionPlan(stmt.kind)
+    read_only, isolation = False, None
+    for opt in getattr(node, "options", None) or ():  # BEGIN's transaction modes
+        if opt.defname == "transaction_read_only":
+            read_only = _const_text(opt.arg) in ("1", "on", "true")
+        elif opt.defname == "transaction_isolation":
+            isolation = _const_text(opt.arg)
+        elif opt.defname != "transaction_deferrable":  # DEFERRABLE: PostgreSQL ignores it too unless
+            raise errors.error_for(errors.FEATURE_NOT_SUPPORTED,  # SERIALIZABLE READ ONLY, which never waits here
+                                   f"transaction mode {opt.defname} is not supported")
+    if enum_name(getattr(node, "kind", None)) in ("TRANS_STMT_SAVEPOINT", "TRANS_STMT_RELEASE",
+                                                  "TRANS_STMT_ROLLBACK_TO", "TRANS_STMT_PREPARE",
+                                                  "TRANS_STMT_COMMIT_PREPARED", "TRANS_STMT_ROLLBACK_PREPARED"):
+        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, "savepoints and prepared transactions are not supported")
+    if getattr(node, "chain", False):
+        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, "AND CHAIN is not supported")
+    return P.TransactionPlan(stmt.kind, read_only, isolation)
 
 
 def _const_text(node) -> str:
@@ -353,6 +377,8 @@ def _set_value(node) -> tuple[str, Optional[str]]:
     name = (node.name or "").lower()
     if k == "VAR_SET_MULTI" and name == "transaction":
         d = node.args[0]
+        if len(node.args) > 1 or d.defname != "transaction_isolation":
+            raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, "SET TRANSACTION supports only ISOLATION LEVEL")
         return d.defname, _const_text(d.arg)
     if k == "VAR_SET_DEFAULT":
         return name, None
@@ -363,7 +389,9 @@ def _set_value(node) -> tuple[str, Optional[str]]:
 
 def _set(b, stmt, node):
     name, value = _set_value(node)
-    return P.SetVariablePlan(name, value, bool(node.is_local))
+    # SET TRANSACTION is SET LOCAL of the transaction's variable (PostgreSQL's meaning)
+    local = bool(node.is_local) or (enum_name(node.kind) == "VAR_SET_MULTI" and (node.name or "").lower() == "transaction")
+    return P.SetVariablePlan(name, value, local)
 
 
 def _reset(b, stmt, node):
@@ -466,6 +494,11 @@ def _subscribe(b, stmt, node):
 def _declare(b: Binder, stmt, node):
     if isinstance(node, mz.DeclareSubscribe):
         return P.DeclarePlan(node.name, _subscribe_plan(b, node.subscribe), stmt.text)
+    opts = node.options or 0
+    for bit, what in ((1, "BINARY cursors"), (2, "SCROLL cursors (FETCH moves forward only)"),
+                      (32, "WITH HOLD cursors (COMMIT closes every cursor)")):
+        if opts & bit:
+            raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"{what} are not supported")
     expr, finishing, columns = plan_query(b, node.query)
     return P.DeclarePlan(node.portalname, P.SelectPlan(expr, finishing, columns,
                                                        depends_on=frozenset(b.depends_on)), stmt.text)

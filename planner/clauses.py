@@ -6,8 +6,7 @@ either honoured or refused; none is parsed and dropped.  ``FOR UPDATE / NO KEY U
 SHARE / KEY SHARE`` is accepted where PostgreSQL accepts it (mzlite runs statements one at a
 time and a transaction reads at one timestamp, so a row lock has nothing to add), with
 PostgreSQL's errors where it refuses it: an ``OF`` name that is not in FROM (42P01), and
-DISTINCT, GROUP BY, HAVING, set operations (0A000); aggregates and window functions are
-checked by the binder's clause rules.  ``SELECT ... INTO`` (which creates a table) is
+DISTINCT, GROUP BY, HAVING, set operations, aggregates and window functions (0A000).  ``SELECT ... INTO`` (which creates a table) is
 refused: mzlite has no CREATE TABLE AS.
 Deliberately not here: binding (``planner.bind_query``).
 """
@@ -15,11 +14,15 @@ from __future__ import annotations
 
 from pglast import ast
 
-from planner.bind_expr import enum_name
+from planner.bind_expr import enum_name, find_aggregates, find_calls
 from sql import errors
 
 _STRENGTH = {"LCS_FORUPDATE": "FOR UPDATE", "LCS_FORNOKEYUPDATE": "FOR NO KEY UPDATE",
              "LCS_FORSHARE": "FOR SHARE", "LCS_FORKEYSHARE": "FOR KEY SHARE"}
+
+
+def _is_window_call(node) -> bool:
+    return isinstance(node, ast.FuncCall) and node.over is not None
 
 
 def _from_names(items, out: set) -> set:
@@ -54,6 +57,11 @@ def check_select_clauses(b, node) -> None:
         for clause, present in (("DISTINCT clause", node.distinctClause), ("GROUP BY clause", node.groupClause),
                                 ("HAVING clause", node.havingClause)):
             if present:
+                raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{what} is not allowed with {clause}")
+        for clause, found in (("aggregate functions", find_aggregates(node.targetList, [])),
+                              ("aggregate functions", find_aggregates(node.havingClause, [])),
+                              ("window functions", find_calls(node.targetList, _is_window_call, []))):
+            if found:
                 raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{what} is not allowed with {clause}")
         if lc.lockedRels:
             names = _from_names(node.fromClause, set())

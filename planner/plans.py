@@ -196,12 +196,15 @@ class DropPlan(DdlPlan):
 @dataclass(frozen=True)
 class TransactionPlan(Plan):
     action: str  #: begin | commit | rollback
+    read_only: bool = False           #: BEGIN READ ONLY
+    isolation: Optional[str] = None   #: BEGIN ISOLATION LEVEL ... (for this transaction only)
 
 
 @dataclass(frozen=True)
 class SetVariablePlan(Plan):
     name: str
     value: Optional[str]   #: None: SET x TO DEFAULT
+    #: SET LOCAL / SET TRANSACTION: until the transaction block ends (no effect outside one)
     local: bool = False
 
 

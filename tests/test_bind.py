@@ -303,7 +303,9 @@ def test_session_statements(cat):
     assert plan(cat, "set transaction_isolation = 'serializable'") == \
         P.SetVariablePlan("transaction_isolation", "serializable")
     assert plan(cat, "set transaction isolation level serializable") == \
-        P.SetVariablePlan("transaction_isolation", "serializable")
+        P.SetVariablePlan("transaction_isolation", "serializable", local=True)  # for the transaction only
+    assert plan(cat, "begin read only isolation level serializable") == \
+        P.TransactionPlan("begin", read_only=True, isolation="serializable")
     assert plan(cat, "set x to default") == P.SetVariablePlan("x", None)
     assert plan(cat, "reset x") == P.ResetVariablePlan("x")
     assert plan(cat, "reset all") == P.ResetVariablePlan("all")
