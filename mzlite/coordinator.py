@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable, Mapping, Optional
 
 from compute.replica.client import ReplicaClient
-from mzlite import bulk, sequencer
+from mzlite import bulk, sequencer, subscribe
 from mzlite.connection import Connection
 from mzlite.controller import ComputeController
 from mzlite.cursor import Result
@@ -340,23 +340,44 @@ class Database:
             # in PostgreSQL: on an error nothing of the string stays applied.  Each write still
             # commits when its statement runs (so a later statement of the string reads it); the
             # string's committed writes are logged (``session.undo``) and undone on an error
-            # (``Writer.rollback_implicit``).  A transaction statement in the string ends the
-            # implicit transaction (what ran before it stays).  Departure: DDL is not undone.
+            # (``Writer.rollback_implicit``), and the objects it created are dropped
+            # (``_drop_created``).  A transaction statement in the string ends the implicit
+            # transaction (what ran before it stays).  Departure: a DROP is not undone.
             session.undo = None if session.in_transaction() or not atomic else []
+            created_since = self._catalog_ids() if session.undo is not None else None
             try:
                 for stmt in stmts:
                     if stmt.kind in ("begin", "commit", "rollback"):
-                        session.undo = None
+                        session.undo, created_since = None, None
                     result = self.guard(session, lambda: self._execute_statement(session, stmt, params), stmt)
                     if atomic and not session.in_transaction() and stmt.kind in ("commit", "rollback"):
-                        session.undo = []
+                        session.undo, created_since = [], self._catalog_ids()
             except BaseException:
                 if session.undo:
                     self.guard(session, lambda: self.writer.rollback_implicit(session))
+                if created_since is not None:
+                    self.guard(session, lambda: self._drop_created(session, created_since))
                 raise
             finally:
                 session.undo = None
             return result
+
+    def _catalog_ids(self) -> frozenset:
+        return frozenset(item.id for item in self.catalog.items())
+
+    def _drop_created(self, session, before: frozenset) -> None:
+        """Drop what a failed multi-statement string created (newest first: a dependent was
+        created after what it depends on), so the string leaves no object behind."""
+        from mzlite import ddl
+        created = [item.id for item in self.catalog.items() if item.id not in before]
+        if not created:
+            return
+        self.catalog_version += 1
+        for gid in sorted(created, reverse=True):
+            if gid in self.catalog:
+                ddl.drop_one(self, gid)
+        self.catalog_version += 1
+        subscribe.end_for_dropped(self)
 
     def execute_many(self, session: Session, sql: str, seq_of_params) -> Result:
         """Run the one statement ``sql`` once per parameter set (``mzlite.sequencer.sequence_many``)."""

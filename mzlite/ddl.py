@@ -101,7 +101,7 @@ def create_view(db, session, plan, stmt, params) -> Result:
             raise E.error_for(E.DEPENDENT_OBJECTS_STILL_EXIST,
                               f"cannot replace {kind} {plan.name}: the new definition depends on it")
         for gid in db.catalog.check_drop(existing.id, cascade=False):
-            _drop_one(db, gid)
+            drop_one(db, gid)
     columns = tuple(ColumnDef(n, t) for n, t in plan.columns)
     id = db.allocate_user()
     if plan.materialized:
@@ -153,11 +153,11 @@ def drop(db, session, plan, stmt, params) -> Result:
             ids.extend(x for x in db.catalog.check_drop(gid, plan.cascade) if x not in ids)
     for gid in ids:
         if gid in db.catalog:
-            _drop_one(db, gid)
+            drop_one(db, gid)
     return Result(plan.tag, None)
 
 
-def _drop_one(db, gid: GlobalId) -> None:
+def drop_one(db, gid: GlobalId) -> None:
     item = db.catalog.get(gid)
     if item.kind == "system":
         raise E.error_for("42501", f'system item "{item.name}" cannot be modified')

@@ -116,3 +116,16 @@ def test_messages_name_the_value_and_the_translation(con):
     with pytest.raises(mzlite.ProgrammingError) as ei:
         con.execute("SELECT {'a': 1}")
     assert "translation" in str(ei.value) and "STRUCT" in ei.value.detail and ei.value.position is None
+
+
+def test_multi_statement_string_drops_what_it_created(con):
+    """A failing string leaves no object behind: the tables, views and indexes it created
+    are dropped.  Sabotage seen red: not calling ``_drop_created`` (``x`` stayed)."""
+    _table(con)
+    with pytest.raises(mzlite.DataError):
+        con.execute("CREATE TABLE x (a int); INSERT INTO x VALUES (1); CREATE VIEW xv AS SELECT * FROM x; "
+                    "CREATE INDEX xi ON x (a); INSERT INTO t VALUES (5, 'five'); SELECT 1 / 0")
+    with pytest.raises(mzlite.ProgrammingError):
+        con.execute("SELECT * FROM x")
+    assert _rows(con) == [(1, "one")]
+    con.execute("CREATE TABLE x (a int); CREATE VIEW xv AS SELECT * FROM x")  # the names are free again
