@@ -129,3 +129,13 @@ def test_multi_statement_string_drops_what_it_created(con):
         con.execute("SELECT * FROM x")
     assert _rows(con) == [(1, "one")]
     con.execute("CREATE TABLE x (a int); CREATE VIEW xv AS SELECT * FROM x")  # the names are free again
+
+
+def test_bench_extra_is_declared_and_named():
+    """The benchmarks' peers install with an extra the README names (DuckDB loads through numpy)."""
+    import pathlib
+    import tomllib
+    root = pathlib.Path(__file__).parent.parent
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(d.startswith("numpy") for d in extras["bench"]) and any(d.startswith("duckdb") for d in extras["bench"])
+    assert ".[bench]" in (root / "README.md").read_text()
