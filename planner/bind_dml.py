@@ -195,7 +195,7 @@ def plan_insert(stmt, catalog, param_types):
     b = Binder(catalog, stmt, parameter_types=tuple(param_types))
     node = stmt.node
     sel = node.selectStmt
-    if sel is not None and not _plain_values(sel):
+    if (sel is not None and not _plain_values(sel)) or node.withClause is not None:
         return None
     item, targets = _insert_targets(b, node)
     columns = item.columns

@@ -530,8 +530,23 @@ def _close(b, stmt, node):
     return P.ClosePlan(node.portalname)
 
 
+def _with_ctes(bind):
+    """``bind`` for an INSERT, UPDATE or DELETE whose ``WITH`` queries its source, WHERE
+    and RETURNING may read (they were dropped: a reference was 42P01)."""
+    def run(b: Binder, stmt, node):
+        if node.withClause is None:
+            return bind(b, stmt, node)
+        b.push_ctes(node.withClause)
+        try:
+            return bind(b, stmt, node)
+        finally:
+            b.ctes.pop()
+    return run
+
+
 _DISPATCH = {
-    "select": _select, "create_table": _create_table, "insert": bind_insert, "update": bind_update, "delete": bind_delete,
+    "select": _select, "create_table": _create_table, "insert": _with_ctes(bind_insert),
+    "update": _with_ctes(bind_update), "delete": _with_ctes(bind_delete),
     "create_view": _create_view, "create_materialized_view": _create_mv, "create_index": _create_index,
     "create_default_index": _create_default_index, "drop": _drop, "begin": _transaction,
     "commit": _transaction, "rollback": _transaction, "set": _set, "reset": _reset,

@@ -1,7 +1,8 @@
 """Clauses of a SELECT that mzlite accepts only where it can honour them: ``FOR UPDATE``
 and its kin, ``SELECT ... INTO``.
 
-Owns ``check_select_clauses``, run on every SELECT the binder binds.  Invariant: a clause is
+Owns ``check_select_clauses``, run on every SELECT the binder binds, and ``check_ctes``
+(a WITH query must be a query).  Invariant: a clause is
 either honoured or refused; none is parsed and dropped.  ``FOR UPDATE / NO KEY UPDATE /
 SHARE / KEY SHARE`` is accepted where PostgreSQL accepts it (mzlite runs statements one at a
 time and a transaction reads at one timestamp, so a row lock has nothing to add), with
@@ -38,6 +39,15 @@ def _from_names(items, out: set) -> set:
         elif getattr(it, "alias", None) is not None:
             out.add(it.alias.aliasname)
     return out
+
+
+def check_ctes(b, wc) -> None:
+    """Refuse a data-modifying statement in WITH (``WITH d AS (DELETE ... RETURNING *)``):
+    mzlite's WITH queries are queries (it raised an internal error)."""
+    for cte in wc.ctes or ():
+        if not isinstance(cte.ctequery, ast.SelectStmt):
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, "data-modifying statements in WITH are not supported",
+                          cte.location)
 
 
 def check_select_clauses(b, node) -> None:
