@@ -355,7 +355,7 @@ def _emit_mfp_body(gen: _Gen, mfp: MapFilterProject, row: str, on_drop: str, on_
         for c in sorted(columns_referenced(e)):
             ensure(c)
         v = gen.emit(e)
-        if v[0] == "t" and gen.lines[-1].startswith("    " * gen.indent + v + " = "):
+        if v[0] == "t" and v != "time" and gen.lines and gen.lines[-1].startswith("    " * gen.indent + v + " = "):
             # rename the temporary that holds the value instead of copying it
             last = gen.lines[-1]
             gen.lines[-1] = last.replace(v + " = ", f"c{j} = ", 1)

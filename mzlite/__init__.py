@@ -25,18 +25,22 @@ from mzlite.types import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Date,
 from sql.errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
                         NotSupportedError, OperationalError, ProgrammingError, QueryCanceled, Warning)
 
+#: the package's version (pyproject.toml's, as installed; the source tree's when run from it)
+__version__ = "0.1.0"
 #: PEP 249 version implemented
 apilevel = "2.0"
 #: 2: threads may share the module and connections (statements run one at a time per database;
 #: cursors may be shared too, each call on one is atomic)
 threadsafety = 2
-#: ``?`` placeholders; PostgreSQL's ``$1`` placeholders are accepted as well
+#: ``?`` placeholders; PostgreSQL's ``$1`` placeholders are accepted as well.  psycopg's ``%s``
+#: and ``%(name)s`` are not (``%`` is also the modulo operator): a syntax error in text holding
+#: one carries a hint saying so
 paramstyle = "qmark"
 
 __all__ = [
     "connect", "Database", "Connection", "Cursor", "Error", "Warning", "InterfaceError", "DatabaseError",
     "DataError", "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
-    "NotSupportedError", "QueryCanceled", "apilevel", "threadsafety", "paramstyle",
+    "NotSupportedError", "QueryCanceled", "__version__", "apilevel", "threadsafety", "paramstyle",
     "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp", "DateFromTicks",
     "TimeFromTicks", "TimestampFromTicks", "Binary",
 ]

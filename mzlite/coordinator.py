@@ -18,12 +18,13 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import threading
 import time
 from typing import Any, Callable, Mapping, Optional
 
 from compute.replica.client import ReplicaClient
-from mzlite import bulk, catalog_store, sequencer
+from mzlite import bulk, catalog_store, sequencer, subscribe
 from mzlite.connection import Connection
 from mzlite.controller import ComputeController
 from mzlite.cursor import Result
@@ -335,9 +336,11 @@ class Database:
                 self.storage_holds.compact(coll, coll.upper - 1 - window, fold=fold)
 
     # -------------------------------------------------------------- statements
-    def execute_sql(self, session: Session, sql: str, params) -> Result:
-        """Run ``sql`` (one or more statements) with ``params`` for ``session``; the last result."""
-        return self._assisting_writes(lambda: self._execute_sql(session, sql, params))
+    def execute_sql(self, session: Session, sql: str, params, atomic: bool = True) -> Result:
+        """Run ``sql`` (one or more statements) with ``params`` for ``session``; the last result.
+        ``atomic``: several statements are one implicit transaction (``execute``); False for
+        sqlite3's ``executescript``, where statements before a failing one stay applied."""
+        return self._assisting_writes(lambda: self._execute_sql(session, sql, params, atomic))
 
     def _assisting_writes(self, run):
         """``run()``; if it committed a write, the session then helps propagate it
@@ -372,7 +375,7 @@ class Database:
             raise E.ProgrammingError("expected one statement")
         return stmts[0]
 
-    def _execute_sql(self, session: Session, sql: str, params) -> Result:
+    def _execute_sql(self, session: Session, sql: str, params, atomic: bool = True) -> Result:
         if not isinstance(sql, str):
             raise E.ProgrammingError("the query must be a string")
         # PostgreSQL text parses without the catalog: do it before taking the statement lock,
@@ -385,7 +388,8 @@ class Database:
             except Exception:
                 parsed = None
         with self.statement_lock(session):
-            stmts = parsed if parsed is not None else self.guard(session, lambda: self._parse(sql, session))
+            stmts = parsed if parsed is not None else self.guard(session, lambda: _paramstyle_hint(
+                sql, lambda: self._parse(sql, session)))
             if params:
                 self.guard(session, lambda: _check_parameter_count(stmts, len(params)))
             result = Result("EMPTY QUERY", None)
@@ -394,9 +398,50 @@ class Database:
                                   stmts[0])
                 if fast is not None:
                     return fast
-            for stmt in stmts:
-                result = self.guard(session, lambda: self._execute_statement(session, stmt, params), stmt)
+            if len(stmts) == 1:
+                return self.guard(session, lambda: self._execute_statement(session, stmts[0], params), stmts[0])
+            # Several statements outside a transaction block run as one implicit transaction, as
+            # in PostgreSQL: on an error nothing of the string stays applied.  Each write still
+            # commits when its statement runs (so a later statement of the string reads it); the
+            # string's committed writes are logged (``session.undo``) and undone on an error
+            # (``Writer.rollback_implicit``), and the objects it created are dropped
+            # (``_drop_created``).  A transaction statement in the string ends the implicit
+            # transaction (what ran before it stays).  Departure: a DROP is not undone.
+            session.undo = None if session.in_transaction() or not atomic else []
+            created_since = self._catalog_ids() if session.undo is not None else None
+            try:
+                for stmt in stmts:
+                    if stmt.kind in ("begin", "commit", "rollback"):
+                        session.undo, created_since = None, None
+                    result = self.guard(session, lambda: self._execute_statement(session, stmt, params), stmt)
+                    if atomic and not session.in_transaction() and stmt.kind in ("commit", "rollback"):
+                        session.undo, created_since = [], self._catalog_ids()
+            except BaseException:
+                if session.undo:
+                    self.guard(session, lambda: self.writer.rollback_implicit(session))
+                if created_since is not None:
+                    self.guard(session, lambda: self._drop_created(session, created_since))
+                raise
+            finally:
+                session.undo = None
             return result
+
+    def _catalog_ids(self) -> frozenset:
+        return frozenset(item.id for item in self.catalog.items())
+
+    def _drop_created(self, session, before: frozenset) -> None:
+        """Drop what a failed multi-statement string created (newest first: a dependent was
+        created after what it depends on), so the string leaves no object behind."""
+        from mzlite import ddl
+        created = [item.id for item in self.catalog.items() if item.id not in before]
+        if not created:
+            return
+        self.catalog_version += 1
+        for gid in sorted(created, reverse=True):
+            if gid in self.catalog:
+                ddl.drop_one(self, gid)
+        self.catalog_version += 1
+        subscribe.end_for_dropped(self)
 
     def execute_many(self, session: Session, sql: str, seq_of_params) -> Result:
         """Run the one statement ``sql`` once per parameter set (``mzlite.sequencer.sequence_many``)."""
@@ -523,6 +568,22 @@ class Database:
         if stmt.kind == "insert":
             return bulk.plan_for(self, stmt, params)
         return plan_statement(stmt, self.catalog, params)
+
+
+#: psycopg's placeholders, ``%s`` and ``%(name)s``
+_PSYCOPG_PLACEHOLDER = re.compile(r"%(\([A-Za-z_][A-Za-z0-9_]*\))?s")
+
+
+def _paramstyle_hint(sql: str, parse):
+    """``parse()``; a syntax error in text holding psycopg's ``%s`` / ``%(name)s`` gets a hint
+    that mzlite's paramstyle is qmark (a ``%s`` is also PostgreSQL's modulo of a column ``s``,
+    so it is never rewritten into a placeholder)."""
+    try:
+        return parse()
+    except E.Error as e:
+        if e.sqlstate == E.SYNTAX_ERROR and e.hint is None and _PSYCOPG_PLACEHOLDER.search(sql):
+            e.hint = "mzlite.paramstyle is 'qmark': write ? (or $1, $2, ...) placeholders, not psycopg's %s or %(name)s"
+        raise
 
 
 def _check_parameter_count(stmts, given: int) -> None:

@@ -173,7 +173,7 @@ class Cursor:
                 raise ProgrammingError(f"the script must be a string, not {type(sql).__name__}")
             self._drop_stream()
             self._result = None
-            self._result = self._database().execute_sql(self.connection.session, sql, None)
+            self._result = self._database().execute_sql(self.connection.session, sql, None, atomic=False)
             self._pos = 0
             self._convert_values()
             return self

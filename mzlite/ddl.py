@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from mzlite.catalog_store import note_alter_system
+from mzlite import constraints
 from mzlite.cursor import Result
 from mzlite.temporal import check_maintainable, check_volatile, inlined
 from planner import plans as P
@@ -34,8 +35,13 @@ def create_table(db, session, plan, stmt, params) -> Result:
         raise E.error_for(E.DUPLICATE_TABLE, f"catalog item '{plan.name}' already exists")
     session.refuse_in_transaction(plan)
     id = db.allocate_user()
+    item = CatalogItem(id, plan.name, "table", tuple(plan.columns), create_sql=plan.create_sql,
+                       unique_keys=tuple(plan.unique_keys), checks=tuple(plan.checks))
+    cons = constraints.for_table(item)
     db.storage.create_table(id, len(plan.columns))
-    db.catalog.add(CatalogItem(id, plan.name, "table", tuple(plan.columns), create_sql=plan.create_sql))
+    db.catalog.add(item)
+    if cons is not None:
+        db.writer.constraints[id] = cons
     return Result(plan.tag, None)
 
 
@@ -124,7 +130,7 @@ def create_view(db, session, plan, stmt, params) -> Result:
             raise E.error_for(E.DEPENDENT_OBJECTS_STILL_EXIST,
                               f"cannot replace {kind} {plan.name}: the new definition depends on it")
         for gid in db.catalog.check_drop(existing.id, cascade=False):
-            _drop_one(db, gid)
+            drop_one(db, gid)
     columns = tuple(ColumnDef(n, t) for n, t in plan.columns)
     cluster = require_cluster(db, session, plan.in_cluster) if plan.materialized else None
     id = db.allocate_user()
@@ -186,10 +192,10 @@ def drop_ids(db, ids) -> None:
     """Drop every item of ``ids`` (in drop order: dependents first) still in the catalog."""
     for gid in ids:
         if gid in db.catalog:
-            _drop_one(db, gid)
+            drop_one(db, gid)
 
 
-def _drop_one(db, gid: GlobalId) -> None:
+def drop_one(db, gid: GlobalId) -> None:
     item = db.catalog.get(gid)
     if item.kind == "system":
         raise E.error_for("42501", f'system item "{item.name}" cannot be modified')
@@ -197,6 +203,7 @@ def _drop_one(db, gid: GlobalId) -> None:
         db.controller.drop_collection(gid)
     if item.kind in ("table", "materialized_view"):
         db.storage.drop(gid)
+        db.writer.constraints.pop(gid, None)
     db.catalog.remove(gid)
 
 

@@ -226,7 +226,13 @@ def parse_in_dialect(catalog, sql: str, dialect: str):
     try:
         stmts = parse_statements(text)
     except E.Error as e:
-        raise (e if exact else drop_positions(e)) from None
+        if exact:
+            raise
+        if e.sqlstate == E.SYNTAX_ERROR:  # a message about text the user never wrote: say so, and show it
+            raise E.error_for(E.SYNTAX_ERROR, f"{e.message} in the PostgreSQL translation of this {dialect} SQL",
+                              detail=f"The translation reads: {text[:500]}",
+                              hint=f"the {dialect} construct may have no equivalent that mzlite runs") from None
+        raise drop_positions(e) from None
     if not exact:
         for st in stmts:
             st.position = _no_position

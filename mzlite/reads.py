@@ -26,6 +26,7 @@ from expr.mfp import MapFilterProject
 from mzlite.controller import SinceError
 from mzlite.cursor import Result
 from mzlite.temporal import reads_mz_now
+from mzlite.session import DEFAULT_MAX_RESULT_SIZE
 from planner.lower import build_peek_dataflow, resolve_imports
 from planner.optimize import optimize
 from planner.output_typmods import output_typmods
@@ -57,7 +58,9 @@ def literal_timestamp(expr) -> int:
 
 
 def select(db, session, plan, stmt, params) -> Result:
-    """The sequencer's handler of a ``SelectPlan`` (and a ``DECLARE``'s query)."""
+    """The sequencer's handler of a ``SelectPlan`` (and a ``DECLARE``'s query).  The statement
+    lock stays held while a multi-statement string has committed writes it may yet undo
+    (``session.undo``): no other session's write may land between them and their undo."""
     session.note_read()
     db.catalog.cluster(session.vars["cluster"])  # a read runs on the session's cluster, which must exist
     as_of = literal_timestamp(plan.as_of) if plan.as_of is not None else None
@@ -65,11 +68,25 @@ def select(db, session, plan, stmt, params) -> Result:
     if system:
         db.introspection.refresh(system)
     rows, _ = db.reader.read(session, db.reader.optimized(plan), plan.finishing, as_of=as_of,
-                             at_least=plan.as_of_at_least, release_lock=True)
+                             at_least=plan.as_of_at_least, release_lock=not session.undo)
+    limit = db.system["max_result_size"]
+    if limit < DEFAULT_MAX_RESULT_SIZE:
+        check_result_size(rows, limit)
     result = Result(f"SELECT {len(rows)}", [(n, display_name(t)) for n, t in plan.columns], rows, len(rows))
     # cursor.description's sizes, computed when it is read
     result.typmods = lambda: output_typmods(plan.expr, plan.finishing.project, db.catalog)
     return result
+
+
+def check_result_size(rows, limit: int) -> None:
+    """54000 when ``rows`` exceed ``max_result_size`` (a string or bytes value counts its
+    length, any other value 8 bytes), as Materialize refuses such a result."""
+    size = 0
+    for row in rows:
+        for v in row:
+            size += len(v) if v.__class__ in (str, bytes) else 8
+        if size > limit:
+            raise E.error_for("54000", f"result exceeds max size of {limit} B")
 
 
 def expand(rows) -> list[tuple]:

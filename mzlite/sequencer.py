@@ -34,19 +34,28 @@ def _transaction(db, session, plan, stmt, params) -> Result:
     action = plan.action
     if action == "begin":
         if not session.in_transaction():  # else PostgreSQL warns and carries on
-            session.txn = Transaction(explicit=True)
+            session.txn = Transaction(explicit=True, read_only=plan.read_only)
+            if plan.isolation is not None:
+                session.set_local_var("transaction_isolation", plan.isolation)
         return Result("BEGIN", None)
     subscribe.close_portals(session)  # COMMIT and ROLLBACK close the transaction's cursors
-    if action == "commit":
-        failed = session.txn is not None and session.txn.failed
-        db.writer.commit(session)
-        return Result("ROLLBACK" if failed else "COMMIT", None)
-    db.reader.end_transaction(session)
-    return Result("ROLLBACK", None)
+    txn = session.txn
+    try:
+        if action == "commit":
+            failed = txn is not None and txn.failed
+            db.writer.commit(session)
+            return Result("ROLLBACK" if failed else "COMMIT", None)
+        db.reader.end_transaction(session)
+        return Result("ROLLBACK", None)
+    finally:
+        session.restore_local_vars(txn)
 
 
 def _set_variable(db, session, plan, stmt, params) -> Result:
-    session.set_var(plan.name, plan.value)
+    if plan.local:
+        session.set_local_var(plan.name, plan.value)
+    else:
+        session.set_var(plan.name, plan.value)
     return Result("SET", None)
 
 
@@ -149,6 +158,9 @@ def modify_fast(db, session, stmt, param_sets):
     txn = session.txn
     if txn is not None and (txn.explicit or txn.failed):
         return None
+    node = stmt.node
+    if getattr(node, "returningList", None) or getattr(node, "returningClause", None):
+        return None  # the general path returns RETURNING's rows
     out = plan_bulk_modify(db, stmt, param_sets)
     if out is None:
         return None

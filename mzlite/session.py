@@ -63,6 +63,43 @@ def _parse_utc(v) -> str:
     raise E.error_for("22023", f'invalid value for parameter "TimeZone": "{v}"')
 
 
+def _parse_datestyle(v) -> str:
+    """Only ISO output with MDY input order, as Materialize (other styles would be ignored)."""
+    words = [w for w in str(v).replace(",", " ").split() if w]
+    if words and all(w.lower() in ("iso", "mdy") for w in words):
+        return "ISO, MDY"
+    raise E.error_for(E.INVALID_PARAMETER_VALUE, f'invalid value for parameter "DateStyle": "{v}"',
+                      hint='mzlite supports only "ISO, MDY"')
+
+
+def _parse_encoding(v) -> str:
+    if str(v).strip().strip("'").lower().replace("-", "").replace("_", "") in ("utf8", "unicode"):
+        return "UTF8"
+    raise E.error_for(E.INVALID_PARAMETER_VALUE, f'invalid value for parameter "client_encoding": "{v}"',
+                      hint="mzlite supports only UTF8")
+
+
+def _parse_float_digits(v) -> str:
+    """1 to 3 print floats shortest-exact, as mzlite always does; 0 and below (fewer digits)
+    would be ignored, so they are refused."""
+    try:
+        n = int(str(v).strip())
+    except ValueError:
+        raise E.error_for(E.INVALID_PARAMETER_VALUE, f'invalid value for parameter "extra_float_digits": "{v}"') \
+            from None
+    if not -15 <= n <= 3:
+        raise E.error_for(E.INVALID_PARAMETER_VALUE, f"{n} is outside the valid range for parameter "
+                                                     f'"extra_float_digits" (-15 .. 3)')
+    if n < 1:
+        raise E.error_for(E.FEATURE_NOT_SUPPORTED, f"extra_float_digits = {n} is not supported: floats always "
+                                                   f"print shortest-exact (1 to 3)")
+    return str(n)
+
+
+#: ``max_result_size``'s default: 1 GiB (no pure-Python result reaches it, so it is not counted)
+DEFAULT_MAX_RESULT_SIZE = 1 << 30
+
+
 @dataclass(frozen=True)
 class VarDef:
     name: str
@@ -76,15 +113,15 @@ SESSION_VARS = {v.name: v for v in [
            "Isolation of reads: 'strict serializable' reads every committed write; 'serializable' never waits."),
     VarDef("statement_timeout", 0, _parse_duration_ms, "Cancel a statement after this long (0: never)."),
     VarDef("application_name", "", _parse_text, "Reported name of the client."),
-    VarDef("client_encoding", "UTF8", _parse_text, "Client encoding (always UTF8)."),
-    VarDef("datestyle", "ISO, MDY", _parse_text, "Date output style."),
+    VarDef("client_encoding", "UTF8", _parse_encoding, "Client encoding (always UTF8)."),
+    VarDef("datestyle", "ISO, MDY", _parse_datestyle, "Date output style (always ISO, MDY)."),
     VarDef("timezone", "UTC", _parse_utc, "Time zone (Materialize supports only UTC)."),
     VarDef("search_path", "public", _parse_text, "Schema search path."),
     VarDef("cluster", "quickstart", _parse_text, "The cluster (mzlite has one)."),
     VarDef("database", "materialize", _parse_text, "The database (mzlite has one)."),
     VarDef("sql_dialect", "postgres", parse_dialect,
            "Dialect of incoming SQL: postgres, sqlite or duckdb (translated with sqlglot)."),
-    VarDef("extra_float_digits", "3", _parse_text, "Float output precision."),
+    VarDef("extra_float_digits", "3", _parse_float_digits, "Float output precision (1 to 3: shortest-exact)."),
 ]}
 
 SYSTEM_VARS = {v.name: v for v in [
@@ -92,8 +129,19 @@ SYSTEM_VARS = {v.name: v for v in [
            "Serve one-shot reads on the interactive runtime, off the arrangements maintenance publishes."),
     VarDef("compaction_window_ms", 1000, _parse_duration_ms,
            "How much history indexes and materialized views keep readable (AS OF)."),
-    VarDef("max_result_size", 1 << 30, int, "Largest result a read may return, in bytes (not enforced)."),
+    VarDef("max_result_size", DEFAULT_MAX_RESULT_SIZE, int,
+           "Largest result a read may return, in bytes (values counted at their text or 8-byte size)."),
 ]}
+
+
+def _duration_text(ms: int) -> str:
+    """PostgreSQL's display of a duration in milliseconds: the largest unit that divides it."""
+    if not ms:
+        return "0"
+    for unit, size in (("d", 86400000), ("h", 3600000), ("min", 60000), ("s", 1000)):
+        if ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
 
 
 def _format(value) -> str:
@@ -134,6 +182,12 @@ class Transaction:
     #: it ends (``mzlite.reads.Reader.end_transaction``); None when it has not read
     holds: Optional[tuple] = None
     failed: bool = False
+    #: table id -> per-key deltas of ``writes`` (``mzlite.constraints``), to validate later statements
+    key_deltas: dict = field(default_factory=dict)
+    #: BEGIN READ ONLY: every write is refused (25006)
+    read_only: bool = False
+    #: SET LOCAL: variable -> its value before the transaction first set it (restored at its end)
+    saved_vars: dict = field(default_factory=dict)
 
 
 class Session:
@@ -142,6 +196,9 @@ class Session:
         self.system = system
         self.vars = {name: v.default for name, v in SESSION_VARS.items()}
         self.txn: Optional[Transaction] = None
+        #: while a multi-statement string runs outside a transaction block: the writes it has
+        #: committed so far, undone if a later statement fails (``Writer.rollback_implicit``)
+        self.undo: Optional[list] = None
         self.cancel_requested = False
         #: SUBSCRIBE cursors and the like, by name (a later issue)
         self.portals: dict = {}
@@ -158,7 +215,10 @@ class Session:
         self._note("read", "transaction in write-only mode: reads cannot follow writes in a transaction")
 
     def note_write(self) -> None:
-        """A write joins the explicit transaction: 25006 when it has read; else it is a write one."""
+        """A write joins the explicit transaction: 25006 when it has read or is READ ONLY; else
+        it is a write one."""
+        if self.txn is not None and self.txn.read_only:
+            raise E.error_for("25006", "cannot execute a write in a read-only transaction")
         self._note("write", "transaction in read-only mode: writes cannot follow reads in a transaction")
 
     def _note(self, kind: str, refusal: str) -> None:
@@ -187,12 +247,32 @@ class Session:
             raise E.error_for(E.UNDEFINED_OBJECT, f"unrecognized configuration parameter \"{name}\"")
         self.vars[name] = SESSION_VARS[name].default if value is None else SESSION_VARS[name].parse(value)
 
+    def set_local_var(self, name: str, value) -> None:
+        """SET LOCAL: ``set_var`` until the transaction block ends; outside one it has no
+        effect (PostgreSQL warns and ignores it)."""
+        txn = self.txn
+        if txn is None or not txn.explicit:
+            name = name.lower()
+            if name not in SESSION_VARS and name not in SYSTEM_VARS:
+                raise E.error_for(E.UNDEFINED_OBJECT, f"unrecognized configuration parameter \"{name}\"")
+            return
+        key = name.lower()
+        before = self.vars.get(key)
+        self.set_var(name, value)
+        txn.saved_vars.setdefault(key, before)
+
+    def restore_local_vars(self, txn) -> None:
+        """The transaction ``txn`` ended: its SET LOCAL values go."""
+        if txn is not None:
+            for name, value in txn.saved_vars.items():
+                self.vars[name] = value
+
     def show_var(self, name: str) -> str:
         name = name.lower()
         if name in SESSION_VARS:
             v = self.vars[name]
             if name == "statement_timeout":
-                return f"{v}ms" if v else "0"
+                return _duration_text(v)
             return _format(v)
         if name in SYSTEM_VARS:
             return self.system.show(name)

@@ -25,6 +25,7 @@ from mzlite.cursor import Result
 from planner.optimize import optimize
 from planner.plans import UpdatePlan
 from sql import errors as E
+from sql.types import display_name
 
 
 def update(db, session, plan, stmt, params) -> Result:
@@ -32,15 +33,26 @@ def update(db, session, plan, stmt, params) -> Result:
     retractions would apply at COMMIT to rows another connection may have changed meanwhile
     (a lost update that corrupts the table)."""
     session.refuse_in_transaction(plan)
-    n = db.writer.update(session, plan)
-    return Result(f"UPDATE {n}", None, rowcount=n)
+    rows = db.writer.update(session, plan)
+    return _returning(plan, "UPDATE", rows)
 
 
 def delete(db, session, plan, stmt, params) -> Result:
     """The sequencer's handler of a ``DeletePlan`` (refused in a transaction block, as UPDATE)."""
     session.refuse_in_transaction(plan)
-    n = db.writer.delete(session, plan)
-    return Result(f"DELETE {n}", None, rowcount=n)
+    rows = db.writer.delete(session, plan)
+    return _returning(plan, "DELETE", rows)
+
+
+def _returning(plan, tag: str, rows) -> Result:
+    """The result of an UPDATE (``rows`` its new rows) or DELETE (the deleted rows), with
+    RETURNING's rows when it has the clause."""
+    n = len(rows)
+    if not plan.returning:
+        return Result(f"{tag} {n}", None, rowcount=n)
+    fns = [compile_scalar(e) for e in plan.returning]
+    out = [tuple(f(r) for f in fns) for r in rows]
+    return Result(f"{tag} {n}", [(c, display_name(t)) for c, t in plan.returning_columns], out, n)
 
 
 class Writer:
@@ -48,9 +60,12 @@ class Writer:
 
     def __init__(self, db):
         self.db = db
+        #: table id -> its ``mzlite.constraints.TableConstraints`` (tables that declare any)
+        self.constraints: dict = {}
 
     # -------------------------------------------------------------- statements
-    def update(self, session, plan) -> int:
+    def update(self, session, plan) -> list:
+        """Apply the UPDATE ``plan``; its rows' new values."""
         table = self.db.catalog.get(plan.table_id)
         arity = table.arity()
         selection = self._selection(plan, arity)
@@ -66,13 +81,14 @@ class Writer:
                 updates.append((old, -1))
                 updates.append((new, 1))
         self.apply(session, {plan.table_id: updates})
-        return len(old_new)
+        return [n for _, n in old_new]
 
-    def delete(self, session, plan) -> int:
+    def delete(self, session, plan) -> list:
+        """Apply the DELETE ``plan``; the deleted rows."""
         table = self.db.catalog.get(plan.table_id)
         rows = self.evaluate(session, self._selection(plan, table.arity()))
         self.apply(session, {plan.table_id: [(r, -1) for r in rows]})
-        return len(rows)
+        return rows
 
     def modify_many(self, session, plans) -> Optional[int]:
         """executemany of UPDATE/DELETE as one write: each plan sees the committed state plus
@@ -154,28 +170,74 @@ class Writer:
         """Commit ``writes`` (table id -> ``(row, diff)`` list, or a ``row -> diff`` dict
         with no zero diff, which counts as consolidated) at a new timestamp, or add them to
         the explicit transaction.  ``consolidated``: the caller guarantees each row
-        appears once with a non-zero diff, so the pass that sums them is skipped."""
+        appears once with a non-zero diff, so the pass that sums them is skipped.  Every
+        table write passes its table's constraints first (``mzlite.constraints``): this is
+        the one path INSERT, UPDATE, DELETE and COPY share."""
         txn = session.txn
+        constraints = self.constraints
         if txn is not None and txn.explicit:
             session.note_write()
+            for tid, ups in writes.items():
+                cons = constraints.get(tid)
+                if cons is not None:  # against the committed state plus the transaction's earlier writes
+                    txn.key_deltas[tid] = cons.merge(txn.key_deltas.get(tid), cons.validate(ups, txn.key_deltas.get(tid)))
             for tid, ups in writes.items():
                 txn.writes.setdefault(tid, []).extend(ups.items() if ups.__class__ is dict else ups)
             return
         if not consolidated:
             writes = {tid: ups if ups.__class__ is dict else _consolidate(ups) for tid, ups in writes.items()}
-        if any(writes.values()):
-            self.db.storage.commit(writes)
+        self._commit(session, writes)
+
+    def _commit(self, session, writes: dict) -> None:
+        """Validate ``writes`` (consolidated) against every table's constraints, commit them
+        at one timestamp, then maintain the constraints' key counts."""
+        if not any(writes.values()):
+            return
+        constraints = self.constraints
+        checked = [(cons, cons.validate(ups)) for tid, ups in writes.items()
+                   if ups and (cons := constraints.get(tid)) is not None]
+        self.db.storage.commit(writes)
+        for cons, deltas in checked:
+            cons.applied(deltas)
+        undo = session.undo
+        if undo is not None:
+            undo.append(writes)
 
     def commit(self, session) -> None:
-        """COMMIT: apply the explicit transaction's writes at one timestamp (none when it failed)."""
+        """COMMIT: apply the explicit transaction's writes at one timestamp (none when it
+        failed), validated again against the state they commit onto."""
         txn = session.txn
         self.db.reader.end_transaction(session)
         if txn is None or txn.failed:
             return
         writes = {tid: _consolidate(ups) for tid, ups in txn.writes.items()
                   if tid in self.db.storage.collections}
-        if any(writes.values()):
-            self.db.storage.commit(writes)
+        self._commit(session, writes)
+
+    def rollback_implicit(self, session) -> None:
+        """Undo the writes a failed multi-statement string committed before its failing
+        statement (``session.undo``): their negation commits at one new timestamp, so the
+        string as a whole changed nothing.  See ``Database._execute_sql``."""
+        undo, session.undo = session.undo, None
+        if not undo:
+            return
+        acc: dict = {}
+        for writes in undo:
+            for tid, ups in writes.items():
+                if tid not in self.db.storage.collections:
+                    continue  # dropped meanwhile (by the string itself)
+                t = acc.setdefault(tid, {})
+                for row, d in (ups.items() if ups.__class__ is dict else ups):
+                    t[row] = t.get(row, 0) - d
+        writes = {tid: [(r, d) for r, d in ups.items() if d] for tid, ups in acc.items()}
+        if not any(writes.values()):
+            return
+        # an undo restores a state that satisfied the constraints: only the key counts move
+        checked = [(cons, cons.validate(ups, None, checks=False)) for tid, ups in writes.items()
+                   if ups and (cons := self.constraints.get(tid)) is not None]
+        self.db.storage.commit(writes)
+        for cons, deltas in checked:
+            cons.applied(deltas)
 
 
 def _consolidate(updates: list) -> list:

@@ -129,7 +129,8 @@ def _values_rows(b: Binder, columns, targets, values_lists):
 
 
 def _insert_returning(b: Binder, item, node):
-    """``(expressions, columns)`` of the RETURNING clause over the inserted row."""
+    """``(expressions, columns)`` of the RETURNING clause over the inserted (updated,
+    deleted) row."""
     if not _returning(node):
         return (), ()
     ctx = table_context(b, item, node.relation.alias, "RETURNING")
@@ -194,7 +195,7 @@ def plan_insert(stmt, catalog, param_types):
     b = Binder(catalog, stmt, parameter_types=tuple(param_types))
     node = stmt.node
     sel = node.selectStmt
-    if sel is not None and not _plain_values(sel):
+    if (sel is not None and not _plain_values(sel)) or node.withClause is not None:
         return None
     item, targets = _insert_targets(b, node)
     columns = item.columns
@@ -279,8 +280,9 @@ def bind_update(b: Binder, stmt, node):
                               rt.location)
         assigns.append((idx, e))
     preds, selection = _where(b, ctx, node.whereClause)
+    ret, ret_cols = _insert_returning(b, item, node)
     return P.UpdatePlan(item.id, preds, tuple(assigns), tuple(i for i, c in enumerate(item.columns) if not c.nullable),
-                        item.column_names(), item.name, selection, frozenset(b.depends_on))
+                        item.column_names(), item.name, selection, frozenset(b.depends_on), ret, ret_cols)
 
 
 def bind_delete(b: Binder, stmt, node):
@@ -289,4 +291,5 @@ def bind_delete(b: Binder, stmt, node):
         raise b.error(errors.FEATURE_NOT_SUPPORTED, "DELETE ... USING is not supported", None)
     ctx = table_context(b, item, node.relation.alias, "DELETE")
     preds, selection = _where(b, ctx, node.whereClause)
-    return P.DeletePlan(item.id, preds, item.name, selection, frozenset(b.depends_on))
+    ret, ret_cols = _insert_returning(b, item, node)
+    return P.DeletePlan(item.id, preds, item.name, selection, frozenset(b.depends_on), ret, ret_cols)

@@ -143,9 +143,10 @@ def is_aggregate_call(node) -> bool:
 
 def find_calls(node, is_call, out: list) -> list:
     """The nodes of ``node`` for which ``is_call`` holds, outside subqueries (this query
-    level), appended to ``out`` in order; a found call is not looked inside."""
+    level: a subquery comparison's left operand, ``max(x) IN (SELECT ...)``, is of it),
+    appended to ``out`` in order; a found call is not looked inside."""
     if isinstance(node, ast.SubLink):
-        return out
+        return find_calls(node.testexpr, is_call, out) if node.testexpr is not None else out
     if is_call(node):
         out.append(node)
         return out
@@ -385,15 +386,30 @@ class ExprContext:
         if isinstance(v, ast.Integer):
             return python_literal(v.ival)
         if isinstance(v, ast.Float):
-            d = Decimal(v.fval)
-            if d == d.to_integral_value() and "." not in v.fval and "e" not in v.fval.lower():
-                return python_literal(int(d))
-            return Literal(d, "numeric")
+            return self._numeric_literal(v.fval, getattr(node, "location", None))
         if isinstance(v, ast.String):
             return Literal(v.sval, "unknown")
         if isinstance(v, ast.Boolean):
             return Literal(bool(v.boolval), "bool")
         raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, "unsupported literal", None)
+
+    def _numeric_literal(self, text: str, loc) -> ScalarExpr:
+        """A numeric constant, in time linear in its length: PostgreSQL's numeric range (131072
+        digits before the point, 16383 after) or 22003, checked on the text before any
+        conversion; an integer of 19 digits or fewer may be an int4/int8."""
+        digits = text.lower()
+        mantissa, _, exp = digits.partition("e")
+        whole, _, frac = mantissa.partition(".")
+        try:
+            shift = int(exp) if exp else 0
+        except ValueError:
+            shift = 0
+        if len(exp) > 7 or len(whole.lstrip("0")) + shift > 131072 or len(frac) - shift > 16383:
+            raise self.binder.error(errors.NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format", loc)
+        d = Decimal(text)
+        if not frac and not exp and len(whole.lstrip("0")) <= 19:
+            return python_literal(int(whole))
+        return Literal(d, "numeric")
 
     def _ParamRef(self, node) -> ScalarExpr:
         n = node.number
@@ -513,7 +529,19 @@ class ExprContext:
     # ---- end
 
     def _CollateClause(self, node) -> ScalarExpr:
-        return self.bind(node.arg)
+        """``x COLLATE "C"``: text compares by code point, which is the C collation; another
+        collation would be ignored, so it is refused (0A000), and a non-text operand is
+        PostgreSQL's 42804."""
+        e = self.bind(node.arg)
+        name = node.collname[-1].sval if node.collname else ""
+        if name.lower() not in ("c", "posix", "default", "ucs_basic"):
+            raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, f'collation "{name}" is not supported: mzlite '
+                                    f'compares text by code point (the "C" collation)', node.location)
+        t = self.typeof(e)
+        if t not in ("text", "bpchar", "varchar", "unknown", "name", "char"):
+            raise self.binder.error(errors.DATATYPE_MISMATCH,
+                                    f"collations are not supported by type {T.display_name(t)}", node.location)
+        return e
 
     def _CaseExpr(self, node) -> ScalarExpr:
         loc = node.location

@@ -27,6 +27,7 @@ from expr.scalar import Call, Column, Literal
 from planner import decorrelate as dc
 from planner.bind_expr import (ExprContext, Grouping, GroupScope, OuterRef, Scope, ScopeItem, enum_name,
                                figure_colname, find_aggregates, parse_nodes, python_literal)
+from planner.clauses import check_ctes, check_select_clauses
 from planner.ctes import bind_cte, correlated_cte_below
 from planner.params import placeholder
 from sql import errors, types as T
@@ -165,6 +166,7 @@ class Binder:
             self.push_ctes(node.withClause, outer)
             pushed = True
         try:
+            check_select_clauses(self, node)
             op = enum_name(node.op)
             if op not in (None, "SETOP_NONE", 0):
                 return self.bind_setop(node, outer)
@@ -176,6 +178,7 @@ class Binder:
                 self.ctes.pop()
 
     def push_ctes(self, wc, outer: Outer = TOP) -> None:
+        check_ctes(self, wc)
         if wc.recursive:  # WITH RECURSIVE / WITH MUTUALLY RECURSIVE: planner.recursive
             from planner.recursive import push_recursive_ctes
             return push_recursive_ctes(self, wc, outer)

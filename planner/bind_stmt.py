@@ -20,13 +20,14 @@ from pglast.stream import RawStream
 
 from expr.finishing import RowSetFinishing
 from expr.relation import Get
-from expr.scalar import Column
-from planner import bind_namespaces as N, plans as P
+from expr.scalar import Column, columns_referenced
+from planner import bind_namespaces as N, ddl_options, plans as P
 from planner.bind_dml import assignment_cast, bind_delete, bind_insert, bind_update, table_context
 from planner.bind_copy import bind_copy, bind_create_table_as
-from planner.bind_expr import ExprContext, Scope, enum_name, type_modifier
+from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name, type_modifier
 from planner.bind_query import TOP, UNIT, Binder
-from planner.catalog import ColumnDef
+from planner.catalog import CheckConstraint, ColumnDef, UniqueKey
+from repr.ids import GlobalId
 from sql import errors, mzsyntax as mz
 
 
@@ -143,17 +144,23 @@ def _create_table(b: Binder, stmt, node):
     name = b.catalog.key_for(_rv_parts(node.relation), b.pos(loc))
     if b.catalog.try_resolve(name) is not None and not node.if_not_exists:
         raise b.error(errors.DUPLICATE_TABLE, f"catalog item '{name}' already exists", loc)
+    ddl_options.check_create_table(b, node)
     cols: list[ColumnDef] = []
-    pk: set = set()
+    #: (constraint node, its column names or None for a table constraint's own keys, column name)
+    constraints: list = []
     for el in node.tableElts or ():
         if isinstance(el, ast.Constraint):
-            if enum_name(el.contype) == "CONSTR_PRIMARY":
-                pk.update(k.sval for k in el.keys or ())
+            constraints.append((el, None))
             continue
         if not isinstance(el, ast.ColumnDef):
             raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{type(el).__name__} in CREATE TABLE is not supported", loc)
         if any(c.name == el.colname for c in cols):
             raise b.error(errors.DUPLICATE_COLUMN, f'column "{el.colname}" specified more than once', el.location)
+        ddl_options.check_column(b, el)
+        tname = el.typeName.names[-1].sval.lower() if el.typeName.names else ""
+        if tname in ("serial", "serial2", "serial4", "serial8", "smallserial", "bigserial"):
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{tname} columns are not supported (they need a sequence); "
+                          f"give the key explicitly", el.location)
         t = b.type_name(el.typeName)
         mod = type_modifier(b, el.typeName, t)  # declared type modifier (sql.types.typmod_for)
         nullable, default = not el.is_not_null, None
@@ -171,16 +178,89 @@ def _create_table(b: Binder, stmt, node):
                                   c.location)
                 default = ctx.apply_typmod(assignment_cast(ctx, e, t, el.colname, c.location), mod, False,
                                            c.location, fold=False)
-            elif ct in ("CONSTR_UNIQUE", "CONSTR_CHECK", "CONSTR_FOREIGN"):
-                continue
+            if ct in ("CONSTR_PRIMARY", "CONSTR_UNIQUE", "CONSTR_CHECK", "CONSTR_FOREIGN", "CONSTR_EXCLUSION",
+                      "CONSTR_IDENTITY", "CONSTR_GENERATED"):
+                constraints.append((c, el.colname))
+            elif ct not in ("CONSTR_NOTNULL", "CONSTR_NULL", "CONSTR_DEFAULT"):
+                raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{ct[7:].lower()} column constraints are not supported",
+                              c.location)
         cols.append(ColumnDef(el.colname, t, nullable, default, mod))
+    if node.inhRelations or node.partspec is not None or node.ofTypename is not None:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, "CREATE TABLE ... INHERITS / PARTITION BY / OF is not supported",
+                      loc)
+    uniques, checks = _table_constraints(b, name, cols, constraints)
+    pk = {cols[i].name for u in uniques if u.primary for i in u.columns}
     if pk:
-        names = {c.name for c in cols}
-        for k in pk:
-            if k not in names:
-                raise b.error(errors.UNDEFINED_COLUMN, f'column "{k}" named in key does not exist', loc)
         cols = [ColumnDef(c.name, c.type, False if c.name in pk else c.nullable, c.default, c.typmod) for c in cols]
-    return P.CreateTablePlan(name, tuple(cols), bool(node.if_not_exists), stmt.text)
+    return P.CreateTablePlan(name, tuple(cols), bool(node.if_not_exists), stmt.text, tuple(uniques), tuple(checks))
+
+
+def _table_constraints(b: Binder, table: str, cols, constraints):
+    """The ``UniqueKey``s and ``CheckConstraint``s of a CREATE TABLE, named as PostgreSQL names
+    them; REFERENCES, EXCLUDE, identity and generated columns are refused (0A000), never
+    accepted and ignored."""
+    index = {c.name: i for i, c in enumerate(cols)}
+    used: set = set()
+
+    def choose(explicit, parts, suffix):
+        if explicit:
+            if explicit in used:
+                raise b.error(errors.DUPLICATE_OBJECT, f'constraint "{explicit}" for relation "{table}" already exists',
+                              None)
+            used.add(explicit)
+            return explicit
+        base = "_".join([table, *parts, suffix])
+        n, candidate = 0, base
+        while candidate in used:
+            n += 1
+            candidate = f"{base}{n}"
+        used.add(candidate)
+        return candidate
+
+    uniques, checks = [], []
+    for c, colname in constraints:
+        ct = enum_name(c.contype)
+        if ct in ("CONSTR_PRIMARY", "CONSTR_UNIQUE"):
+            keys = [colname] if colname is not None else [k.sval for k in c.keys or ()]
+            for k in keys:
+                if k not in index:
+                    raise b.error(errors.UNDEFINED_COLUMN, f'column "{k}" named in key does not exist', c.location)
+            if c.including or c.options or getattr(c, "nulls_not_distinct", False):
+                raise b.error(errors.FEATURE_NOT_SUPPORTED, "key constraint options are not supported", c.location)
+            primary = ct == "CONSTR_PRIMARY"
+            if primary and any(u.primary for u in uniques):
+                raise b.error(errors.INVALID_TABLE_DEFINITION,
+                              f'multiple primary keys for table "{table}" are not allowed', c.location)
+            columns = tuple(index[k] for k in keys)
+            if any(u.columns == columns for u in uniques):
+                continue  # PostgreSQL keeps one index for a repeated key
+            uniques.append(UniqueKey(choose(c.conname, [] if primary else keys, "pkey" if primary else "key"),
+                                     columns, primary))
+        elif ct == "CONSTR_CHECK":
+            if c.is_no_inherit:
+                raise b.error(errors.FEATURE_NOT_SUPPORTED, "CHECK ... NO INHERIT is not supported", c.location)
+            rel = Get(GlobalId("u", 0), len(cols))  # the table being created: only its columns are in scope
+            ctx = ExprContext(b, rel, [c2.type for c2 in cols], Scope([ScopeItem(table, c2.name, i)
+                                                                      for i, c2 in enumerate(cols)]),
+                              clause="check constraints")
+            e = ctx.coerce_bool(ctx.bind(c.raw_expr), "CHECK constraint", c.location)
+            if ctx.rel is not rel:
+                raise b.error(errors.FEATURE_NOT_SUPPORTED, "cannot use subquery in check constraint", c.location)
+            referenced = sorted(columns_referenced(e))
+            parts = [colname] if colname is not None else ([cols[referenced[0]].name] if len(referenced) == 1 else [])
+            checks.append(CheckConstraint(choose(c.conname, parts, "check"), e))
+        elif ct == "CONSTR_FOREIGN":
+            raise b.error(errors.FEATURE_NOT_SUPPORTED,
+                          "foreign key constraints (REFERENCES) are not supported: they would not be enforced",
+                          c.location)
+        else:
+            what = {"CONSTR_EXCLUSION": "EXCLUDE constraints", "CONSTR_IDENTITY": "identity columns (GENERATED ... AS IDENTITY; SQLite's AUTOINCREMENT)",
+                    "CONSTR_GENERATED": "generated columns"}.get(ct, f"{ct[7:].lower()} constraints")
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{what} are not supported", c.location)
+    for c, _ in constraints:
+        if getattr(c, "deferrable", False) or getattr(c, "initdeferred", False):
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, "deferrable constraints are not supported", c.location)
+    return uniques, checks
 
 
 # ------------------------------------------------------------------ views and indexes
@@ -214,11 +294,13 @@ def _view(b: Binder, stmt, rv, loc, query, aliases, materialized, if_not_exists,
 
 
 def _create_view(b, stmt, node):
+    ddl_options.check_create_view(b, node)
     return _view(b, stmt, node.view, node.view.location, node.query, node.aliases, False,
                  getattr(stmt, "if_not_exists", False), node.replace)
 
 
 def _create_mv(b, stmt, node):
+    ddl_options.check_create_materialized_view(b, node)
     into = node.into
     return _view(b, stmt, into.rel, into.rel.location, node.query, into.colNames, True, node.if_not_exists,
                  getattr(stmt, "or_replace", False))
@@ -243,6 +325,7 @@ def _schema_prefix(item) -> str:
 
 def _create_index(b: Binder, stmt, node):
     rv = node.relation
+    ddl_options.check_create_index(b, node)
     item = _index_target(b, _rv_parts(rv), rv.location)
     idxname = _schema_prefix(item) + node.idxname if node.idxname else None
     _check_index_name(b, idxname, node.if_not_exists, rv.location)
@@ -330,7 +413,22 @@ def _article(word: str) -> str:
 
 
 def _transaction(b, stmt, node):
-    return P.TransactionPlan(stmt.kind)
+    read_only, isolation = False, None
+    for opt in getattr(node, "options", None) or ():  # BEGIN's transaction modes
+        if opt.defname == "transaction_read_only":
+            read_only = _const_text(opt.arg) in ("1", "on", "true")
+        elif opt.defname == "transaction_isolation":
+            isolation = _const_text(opt.arg)
+        elif opt.defname != "transaction_deferrable":  # DEFERRABLE: PostgreSQL ignores it too unless
+            raise errors.error_for(errors.FEATURE_NOT_SUPPORTED,  # SERIALIZABLE READ ONLY, which never waits here
+                                   f"transaction mode {opt.defname} is not supported")
+    if enum_name(getattr(node, "kind", None)) in ("TRANS_STMT_SAVEPOINT", "TRANS_STMT_RELEASE",
+                                                  "TRANS_STMT_ROLLBACK_TO", "TRANS_STMT_PREPARE",
+                                                  "TRANS_STMT_COMMIT_PREPARED", "TRANS_STMT_ROLLBACK_PREPARED"):
+        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, "savepoints and prepared transactions are not supported")
+    if getattr(node, "chain", False):
+        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, "AND CHAIN is not supported")
+    return P.TransactionPlan(stmt.kind, read_only, isolation)
 
 
 def _const_text(node) -> str:
@@ -360,6 +458,8 @@ def _set_value(node) -> tuple[str, Optional[str]]:
     name = (node.name or "").lower()
     if k == "VAR_SET_MULTI" and name == "transaction":
         d = node.args[0]
+        if len(node.args) > 1 or d.defname != "transaction_isolation":
+            raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, "SET TRANSACTION supports only ISOLATION LEVEL")
         return d.defname, _const_text(d.arg)
     if k == "VAR_SET_DEFAULT":
         return name, None
@@ -370,7 +470,9 @@ def _set_value(node) -> tuple[str, Optional[str]]:
 
 def _set(b, stmt, node):
     name, value = _set_value(node)
-    return P.SetVariablePlan(name, value, bool(node.is_local))
+    # SET TRANSACTION is SET LOCAL of the transaction's variable (PostgreSQL's meaning)
+    local = bool(node.is_local) or (enum_name(node.kind) == "VAR_SET_MULTI" and (node.name or "").lower() == "transaction")
+    return P.SetVariablePlan(name, value, local)
 
 
 def _reset(b, stmt, node):
@@ -494,6 +596,11 @@ def _subscribe(b, stmt, node):
 def _declare(b: Binder, stmt, node):
     if isinstance(node, mz.DeclareSubscribe):
         return P.DeclarePlan(node.name, _subscribe_plan(b, node.subscribe), stmt.text)
+    opts = node.options or 0
+    for bit, what in ((1, "BINARY cursors"), (2, "SCROLL cursors (FETCH moves forward only)"),
+                      (32, "WITH HOLD cursors (COMMIT closes every cursor)")):
+        if opts & bit:
+            raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"{what} are not supported")
     expr, finishing, columns = plan_query(b, node.query)
     return P.DeclarePlan(node.portalname, P.SelectPlan(expr, finishing, columns,
                                                        depends_on=frozenset(b.depends_on)), stmt.text)
@@ -525,8 +632,23 @@ def _close(b, stmt, node):
     return P.ClosePlan(node.portalname)
 
 
+def _with_ctes(bind):
+    """``bind`` for an INSERT, UPDATE or DELETE whose ``WITH`` queries its source, WHERE
+    and RETURNING may read (they were dropped: a reference was 42P01)."""
+    def run(b: Binder, stmt, node):
+        if node.withClause is None:
+            return bind(b, stmt, node)
+        b.push_ctes(node.withClause)
+        try:
+            return bind(b, stmt, node)
+        finally:
+            b.ctes.pop()
+    return run
+
+
 _DISPATCH = {
-    "select": _select, "create_table": _create_table, "insert": bind_insert, "update": bind_update, "delete": bind_delete,
+    "select": _select, "create_table": _create_table, "insert": _with_ctes(bind_insert),
+    "update": _with_ctes(bind_update), "delete": _with_ctes(bind_delete),
     "create_view": _create_view, "create_materialized_view": _create_mv, "create_index": _create_index,
     "create_default_index": _create_default_index, "drop": _drop, "begin": _transaction,
     "commit": _transaction, "rollback": _transaction, "set": _set, "reset": _reset,

@@ -48,6 +48,21 @@ class ColumnDef:
 
 
 @dataclass(frozen=True)
+class UniqueKey:
+    """A table's PRIMARY KEY or UNIQUE constraint, enforced on every write (``mzlite.constraints``)."""
+    name: str                      #: the constraint's name (PostgreSQL's: ``t_pkey``, ``t_a_key``)
+    columns: tuple[int, ...]       #: the key's column indexes, in declaration order
+    primary: bool = False
+
+
+@dataclass(frozen=True)
+class CheckConstraint:
+    """A table's CHECK constraint: a written row whose ``predicate`` is false is refused (23514)."""
+    name: str                      #: the constraint's name (PostgreSQL's: ``t_a_check``, ``t_check``)
+    predicate: ScalarExpr          #: boolean, over the table's columns, no subqueries or aggregates
+
+
+@dataclass(frozen=True)
 class CatalogItem:
     id: GlobalId
     name: str
@@ -61,6 +76,8 @@ class CatalogItem:
     depends_on: frozenset = frozenset()        #: items this one reads (indexes: ``{on_id}``)
     #: indexes and materialized views: the cluster that maintains them (a key of ``Catalog.clusters``)
     cluster: Optional[str] = None
+    unique_keys: tuple[UniqueKey, ...] = ()    #: tables: PRIMARY KEY and UNIQUE constraints
+    checks: tuple[CheckConstraint, ...] = ()   #: tables: CHECK constraints
 
     def arity(self) -> int:
         return len(self.columns)

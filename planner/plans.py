@@ -67,6 +67,8 @@ class CreateTablePlan(DdlPlan):
     columns: tuple[ColumnDef, ...]
     if_not_exists: bool = False
     create_sql: str = ""
+    unique_keys: tuple = ()   #: ``planner.catalog.UniqueKey``s, enforced by the adapter on every write
+    checks: tuple = ()        #: ``planner.catalog.CheckConstraint``s, likewise
     tag: ClassVar[str] = "CREATE TABLE"
 
 
@@ -114,6 +116,9 @@ class UpdatePlan(Plan):
     #: rows to update (``predicates`` is then empty); None otherwise
     selection: Any = None
     depends_on: frozenset = frozenset()
+    #: RETURNING: expressions over the *new* row, and their (name, type) columns
+    returning: tuple[ScalarExpr, ...] = ()
+    returning_columns: tuple[tuple[str, str], ...] = ()
     transaction: ClassVar[str] = "never"
     tag: ClassVar[str] = "UPDATE"
 
@@ -125,6 +130,9 @@ class DeletePlan(Plan):
     table_name: str = ""
     selection: Any = None  #: as in UpdatePlan
     depends_on: frozenset = frozenset()
+    #: RETURNING: expressions over the deleted row, and their (name, type) columns
+    returning: tuple[ScalarExpr, ...] = ()
+    returning_columns: tuple[tuple[str, str], ...] = ()
     transaction: ClassVar[str] = "never"
     tag: ClassVar[str] = "DELETE"
 
@@ -189,12 +197,15 @@ class DropPlan(DdlPlan):
 @dataclass(frozen=True)
 class TransactionPlan(Plan):
     action: str  #: begin | commit | rollback
+    read_only: bool = False           #: BEGIN READ ONLY
+    isolation: Optional[str] = None   #: BEGIN ISOLATION LEVEL ... (for this transaction only)
 
 
 @dataclass(frozen=True)
 class SetVariablePlan(Plan):
     name: str
     value: Optional[str]   #: None: SET x TO DEFAULT
+    #: SET LOCAL / SET TRANSACTION: until the transaction block ends (no effect outside one)
     local: bool = False
 
 

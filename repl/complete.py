@@ -12,8 +12,7 @@ gives back the original text up to the last terminator; nothing inside a quote, 
 dollar quote is ever treated as a terminator.
 
 Deliberately not here: parsing (the engine does that, and reports syntax errors), psql
-variable interpolation, and backslash commands inside a statement (only a buffer that
-*starts* with a backslash is a meta command).
+variable interpolation, running backslash commands (``meta``).
 """
 from __future__ import annotations
 
@@ -36,13 +35,19 @@ class Piece:
     offset: int
     terminated: bool
     meta: bool = False
+    #: a statement ended by a backslash command instead of ``;`` (psql's ``\\g``, ``\\gx``,
+    #: ``\\watch 1``): that command's line, which says how to run it; empty otherwise
+    via: str = ""
 
 
-def scan(text: str, start: int = 0, first_only: bool = False) -> tuple[list[int], str | None]:
+def scan(text: str, start: int = 0, first_only: bool = False,
+         backslash: bool = False) -> tuple[list[int], str | None]:
     """Scan ``text`` from ``start``; return the offsets of every top-level ``;`` (only the
     first with ``first_only``) and the state at the end: None when outside every
     quote/comment/parenthesis, otherwise a short name of what is still open ("'", '"',
-    "/*", "$tag$", "(")."""
+    "/*", "$tag$", "(").  ``backslash``: a backslash outside quotes and comments (where
+    psql starts a backslash command, inside parentheses too) ends the scan like a ``;``
+    does with ``first_only``."""
     ends: list[int] = []
     i = start
     n = len(text)
@@ -114,6 +119,9 @@ def scan(text: str, start: int = 0, first_only: bool = False) -> tuple[list[int]
             if first_only:
                 return ends, None
             i += 1
+        elif c == "\\" and backslash:
+            ends.append(i)
+            return ends, None
         else:
             i += 1
     return ends, ("(" if depth else None)
@@ -140,28 +148,53 @@ def split_statements(text: str) -> list[Piece]:
     return pieces
 
 
+#: backslash commands that end the query buffer and run it (psql's; the others run with the
+#: buffer kept for the statement to go on)
+QUERY_ENDING = ("g", "gx", "watch")
+
+
+def _meta_name(line: str) -> str:
+    return line[1:].split(None, 1)[0].rstrip(";") if len(line) > 1 else ""
+
+
 def split_script(text: str) -> list[Piece]:
-    """Cut a script that may also hold backslash commands (as psql's ``-f`` files do):
-    a line whose first non-blank character, at a statement boundary, is a backslash is one
-    meta command piece (``Piece.meta`` true, text up to the end of the line)."""
+    """Cut a script that may also hold backslash commands, as psql reads its input: a
+    backslash outside quotes and comments starts a backslash command that runs to the end
+    of the line (``Piece.meta``).  Where SQL precedes it, ``\\g``, ``\\gx`` and ``\\watch``
+    end the statement and say how it runs (``Piece.via``); any other command runs at once
+    and the statement goes on after it (psql keeps its query buffer), so
+    ``SELECT 1\n\\x\n;`` is ``\\x``, then ``SELECT 1``.  Pieces are in the order they run."""
     pieces: list[Piece] = []
     pos, n = 0, len(text)
+    held, held_at = "", 0  # SQL kept across a backslash command that did not end it
     while pos < n:
-        pos = _skip_blank(text, pos)
-        if pos >= n:
-            break
-        if text[pos] == "\\":
-            j = text.find("\n", pos)
+        if not held:
+            pos = _skip_blank(text, pos)
+            if pos >= n:
+                break
+        ends, _ = scan(text, pos, first_only=True, backslash=True)
+        end = ends[0] if ends else n
+        chunk = text[pos:end]
+        start = held_at if held else pos + (len(chunk) - len(chunk.lstrip()))
+        sql = (held + chunk) if held else chunk
+        if end < n and text[end] == "\\":
+            j = text.find("\n", end)
             j = n if j == -1 else j
-            pieces.append(Piece(text[pos:j].rstrip(), pos, True, meta=True))
+            line = text[end:j].rstrip()
+            if not is_blank(sql) and _meta_name(line) in QUERY_ENDING:
+                pieces.append(Piece(sql.strip(), start, True, via=line))
+                held = ""
+            else:
+                pieces.append(Piece(line, end, True, meta=True))
+                held, held_at = (sql + "\n", start) if not is_blank(sql) else ("", 0)
             pos = j + 1
             continue
-        ends, _ = scan(text, pos, first_only=True)
-        end = ends[0] if ends else n
-        chunk = text[pos:end].rstrip()
-        if not is_blank(chunk):
-            pieces.append(Piece(chunk, pos, bool(ends)))
+        if not is_blank(sql):
+            pieces.append(Piece(sql.strip(), start, bool(ends)))
+        held = ""
         pos = end + 1
+    if held:
+        pieces.append(Piece(held.strip(), held_at, False))
     return pieces
 
 
@@ -202,12 +235,19 @@ QUIT_WORDS = ("quit", "exit", "\\q", "help")
 
 def is_complete(text: str) -> bool:
     """Should the shell submit this buffer?  Yes when every piece of it is either a
-    backslash command line or a statement terminated by a top-level ``;`` (trailing
-    whitespace and comments allowed), or when it is a lone ``quit``/``exit``/``help``."""
+    backslash command line or a statement terminated by a top-level ``;`` or a
+    query-ending backslash command (trailing whitespace and comments allowed), when its
+    last line is a backslash command (psql runs it at once; the shell keeps the unfinished
+    statement in the buffer: ``shell.handle``), or when it is a lone
+    ``quit``/``exit``/``help``."""
     if text.strip().lower() in QUIT_WORDS:
         return True
     pieces = split_script(text)
-    return bool(pieces) and all(p.meta or p.terminated for p in pieces)
+    if not pieces:
+        return False
+    if all(p.meta or p.terminated for p in pieces):
+        return True
+    return any(p.meta for p in pieces) and text.rstrip().rsplit("\n", 1)[-1].lstrip().startswith("\\")
 
 
 def open_state(text: str) -> str | None:

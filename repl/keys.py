@@ -1,7 +1,8 @@
 """Key bindings of the shell (prompt_toolkit), in the spirit of pgcli's ``key_bindings``.
 
 Owns: Enter (accept a selected completion; otherwise submit the buffer when the completeness
-rule says it is complete, else insert a newline), Alt-Enter / Esc-Enter (always a newline),
+rule says it is complete, else insert a newline), a bracketed paste (inserted; submitted when
+it ends with a newline and the buffer is then complete), Alt-Enter / Esc-Enter (always a newline),
 Ctrl-Space (open completion), Tab (complete or indent).
 
 Invariant: Enter never submits an incomplete statement, and never swallows a newline the
@@ -15,6 +16,7 @@ from typing import Callable
 
 from prompt_toolkit.filters import Condition, has_completions, is_searching
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
 
 
 def build_key_bindings(is_complete: Callable[[str], bool]) -> KeyBindings:
@@ -42,6 +44,21 @@ def build_key_bindings(is_complete: Callable[[str], bool]) -> KeyBindings:
     @kb.add("escape", "enter")
     def _(event):
         event.current_buffer.insert_text("\n")
+
+    @kb.add(Keys.BracketedPaste)
+    def _(event):
+        """A pasted block that ends with a newline runs when it is complete, as if its last
+        Enter had been typed (it waited for another Enter)."""
+        data = event.data.replace("\r\n", "\n").replace("\r", "\n")
+        buf = event.current_buffer
+        if data.endswith("\n") and is_complete(buf.text[:buf.cursor_position] + data):
+            buf.insert_text(data.rstrip("\n"))
+            if is_complete(buf.text):
+                buf.validate_and_handle()
+                return
+            buf.insert_text("\n")
+            return
+        buf.insert_text(data)
 
     @kb.add("c-space")
     def _(event):

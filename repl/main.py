@@ -6,10 +6,12 @@ Owns: the command line (``mzlite [PATH] [-c SQL]... [-f FILE]... [--format F] [-
 one statement or a script through the public API (``mzlite.connect`` and the DB-API cursor)
 and writes psql-formatted results to stdout and psql-formatted errors to stderr.
 
-Exit statuses: 0 success; 1 when a statement fails (batch mode stops at the first error,
-as psql does with ON_ERROR_STOP, though we exit 1 rather than psql's 3), when a file cannot
-be read, or when the database cannot be opened; 2 for bad usage (argparse's convention);
-130 after Ctrl-C in batch mode.
+Exit statuses, as psql's: 0 success, also when a statement of a ``-f`` file or stdin failed
+and the script went on (psql goes on after an error unless ``ON_ERROR_STOP`` is set, with
+``-v ON_ERROR_STOP=1`` or ``\\set``); 1 when a ``-c`` statement fails (the rest of its string
+is skipped), when a file cannot be read, or when the database cannot be opened; 2 for bad
+usage (argparse's convention); 3 when ``ON_ERROR_STOP`` stopped a script; 130 after Ctrl-C
+in batch mode.
 
 Invariant: the engine is reached only through ``mzlite``'s public API, imported lazily so
 that ``mzlite --help`` and the shell's first prompt do not pay for it.
@@ -95,6 +97,8 @@ class Runner:
         self.after_statement: Optional[Callable[[str, Result], None]] = None
         #: the shell's pager: takes a rendered result, True when it showed it (batch: None)
         self.pager: Optional[Callable[[str], bool]] = None
+        #: a file could not be read (psql's exit status 1, whatever ON_ERROR_STOP says)
+        self.file_failed = False
 
     # -- output -------------------------------------------------------------------------
 
@@ -107,12 +111,13 @@ class Runner:
         self.err.flush()
 
     def render(self, result: Result) -> str:
+        json_out = self.settings.format == "json"  # stdout stays a stream of JSON documents
         if not result.has_rows:
-            return (result.status + "\n") if result.status else ""
+            return (result.status + "\n") if result.status and not json_out else ""
         text = fmt.format_result(result.names, result.types, result.rows, self.settings,
                                  self.terminal_width())
         status = result.status or ""
-        if status.split(" ", 1)[0] in ("INSERT", "UPDATE", "DELETE", "MERGE"):
+        if status.split(" ", 1)[0] in ("INSERT", "UPDATE", "DELETE", "MERGE") and not json_out:
             text += status + "\n"  # psql prints the tag after RETURNING rows
         return text
 
@@ -164,6 +169,16 @@ class Runner:
         from repl import meta
         return meta.run(self, line)
 
+    def run_piece(self, piece, **kw) -> bool:
+        """Run one piece of a script or buffer (``complete.Piece``): a backslash command, a
+        statement, or a statement ended by ``\\g`` / ``\\gx`` / ``\\watch`` (its ``via``)."""
+        if piece.meta:
+            return self.run_meta(piece.text)
+        if not piece.via:
+            return self.run_statement(piece.text, **kw)
+        from repl import meta
+        return meta.run_via(self, piece.text, piece.via, **kw)
+
     def run_script(self, text: str, *, source: Optional[str] = None, whole_text_positions: bool = False,
                    stop_on_error: bool = True) -> bool:
         """Run every statement (and backslash command) of ``text``.  ``source`` names the
@@ -180,10 +195,9 @@ class Runner:
             if piece.meta:
                 good = self.run_meta(piece.text)
             elif whole_text_positions:
-                good = self.run_statement(piece.text, error_query=text, position_base=piece.offset,
-                                          prefix=prefix)
+                good = self.run_piece(piece, error_query=text, position_base=piece.offset, prefix=prefix)
             else:
-                good = self.run_statement(piece.text, prefix=prefix)
+                good = self.run_piece(piece, prefix=prefix)
             if not good:
                 ok = False
                 if stop_on_error:
@@ -196,6 +210,7 @@ class Runner:
                 text = f.read()
         except OSError as exc:
             self.error(f"{PROG}: error: {path}: {exc.strerror or exc}\n")
+            self.file_failed = True
             return False
         return self.run_script(text, source=path, stop_on_error=stop_on_error)
 
@@ -239,8 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="mzlite: an embedded incremental database with Materialize's SQL. "
                     "Without -c/-f, opens an interactive shell (or runs statements piped on stdin).",
         epilog="'mzlite slt ...' runs the sqllogictest runner; 'mzlite serve ...' serves a database over "
-               "the PostgreSQL protocol. In batch mode the first failing "
-               "statement stops the run and the exit status is 1.")
+               "the PostgreSQL protocol. In batch mode a failing statement of "
+               "-c stops the run (exit status 1); -f files and stdin go on after an error, as psql does, "
+               "unless ON_ERROR_STOP is set (-v ON_ERROR_STOP=1: stop, exit status 3).")
     p.add_argument("path", nargs="?", default=None,
                    help="data directory to open (default: an in-memory database)")
     p.add_argument("-c", "--command", dest="command", action=_Action, metavar="SQL",
@@ -255,9 +271,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print rows only (no header, no footer)")
     p.add_argument("--system-parameter", action="append", default=[], metavar="NAME=VALUE",
                    help="set a system parameter at start-up; repeatable")
+    p.add_argument("-v", "--set", "--variable", dest="variables", action="append", default=[],
+                   metavar="NAME=VALUE", help="set a variable, as \\set does (e.g. ON_ERROR_STOP=1); repeatable")
+    p.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     p.add_argument("--no-history", action="store_true", help="(shell) do not read or write history")
     p.set_defaults(actions=[])
     return p
+
+
+def _version() -> str:
+    import mzlite  # cheap: the engine loads on first connect
+    return mzlite.__version__
 
 
 def parse_system_parameters(items: Sequence[str], parser: argparse.ArgumentParser) -> dict[str, str]:
@@ -303,6 +327,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     try:
         runner = Runner(conn, settings)
+        for item in args.variables:
+            name, sep, value = item.partition("=")
+            if not name.strip():
+                parser.error(f"-v expects NAME=VALUE, got {item!r}")
+            runner.variables[name.strip()] = value
         try:
             return run_batch(runner, args.actions)
         except KeyboardInterrupt:
@@ -320,19 +349,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 pass
 
 
+def on_error_stop(runner: Runner) -> bool:
+    """psql's ``ON_ERROR_STOP`` variable: set (to anything but off/false/0) stops a script
+    at its first error."""
+    v = runner.variables.get("ON_ERROR_STOP")
+    return v is not None and v.strip().lower() not in ("off", "false", "0", "no", "f", "n")
+
+
 def run_batch(runner: Runner, actions: list[tuple[str, str]]) -> int:
-    """Run ``-c``/``-f`` actions in order (or stdin when there are none); 0 or 1."""
+    """Run ``-c``/``-f`` actions in order (or stdin when there are none).  As psql: a ``-c``
+    string stops at its first error (status 1); a file or stdin goes on after an error
+    (status 0) unless ``ON_ERROR_STOP`` is set (then it stops: status 3)."""
     if not actions:
-        return 0 if runner.run_script(sys.stdin.read(), source="<stdin>") else 1
+        actions = [("file", "-")]
     for kind, value in actions:
         if kind == "command":
             ok = runner.run_script(value, whole_text_positions=True)
-        elif value == "-":
-            ok = runner.run_script(sys.stdin.read(), source="<stdin>")
+            if not ok:
+                return 1
         else:
-            ok = runner.run_file(value)
-        if not ok or runner.quit_requested:
-            return 0 if ok else 1
+            stop = on_error_stop(runner)
+            if value == "-":
+                ok = runner.run_script(sys.stdin.read(), source="<stdin>", stop_on_error=stop)
+            else:
+                ok = runner.run_file(value, stop_on_error=stop)
+            if not ok and (stop or runner.file_failed):
+                return 3 if stop and not runner.file_failed else 1
+        if runner.quit_requested:
+            return 0
     return 0
 
 

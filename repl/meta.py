@@ -27,6 +27,7 @@ General
   \\q                     quit mzlite
   \\? or \\help            show this help
 Query buffer / input
+  \\g  \\gx               execute the query (or the last one again); \\gx in expanded mode
   \\i FILE                execute commands from file
   \\copy T FROM|TO FILE   COPY table T from/to a local file (or stdin/stdout); COPY's options follow
   \\watch [SEC] [count=N] execute the last query every SEC seconds (default 2) until Ctrl-C
@@ -83,6 +84,8 @@ def run(runner, line: str) -> bool:
     if fn is None:
         runner.error(f'invalid command \\{name}\nTry \\? for help.\n')
         return False
+    if name == "gx":
+        fn = lambda runner, args: _expanded_once(runner, lambda: _again(runner, args))  # noqa: E731
     try:
         result = fn(runner, args)
     except MetaError as exc:
@@ -264,6 +267,40 @@ def _copy(runner, args):
     runner.write(f"{cur.statusmessage}\n")
 
 
+def run_via(runner, sql: str, line: str, **kw) -> bool:
+    """Run the statement ``sql`` as the backslash command ``line`` that ended it says
+    (``SELECT 1 \\gx``): ``\\g`` as it is, ``\\gx`` in expanded mode, ``\\watch`` repeatedly."""
+    name, _, rest = line.strip()[1:].partition(" ")
+    if name == "watch":
+        runner.last_query = sql
+        return run(runner, line)
+    if rest.strip():
+        runner.error(f"\\{name}: sending the result to a file or command is not supported\n")
+        return False
+    if name == "gx":
+        return _expanded_once(runner, lambda: runner.run_statement(sql, **kw))
+    return runner.run_statement(sql, **kw)
+
+
+def _expanded_once(runner, fn):
+    before = runner.settings.expanded
+    runner.settings.expanded = "on"
+    try:
+        return fn()
+    finally:
+        runner.settings.expanded = before
+
+
+@command("g", "gx")
+def _again(runner, args):
+    """``\\g`` / ``\\gx`` on an empty buffer: run the last statement again (``gx`` expanded)."""
+    if args:
+        raise MetaError("sending the result to a file or command is not supported")
+    if not runner.last_query:
+        raise MetaError("no query buffer")
+    return runner.run_statement(runner.last_query)
+
+
 @command("watch")
 def _watch(runner, args):
     query = runner.last_query
@@ -327,6 +364,10 @@ RELATION_KINDS = (("SHOW TABLES", "table"), ("SHOW VIEWS", "view"),
 def _describe(runner, args):
     if args:
         name = args[0]
+        known = {n for sql, _ in RELATION_KINDS for n in _names(runner, sql)}
+        if name not in known and name.lower() not in known:  # psql's words, not our SHOW statement
+            runner.error(f'Did not find any relation named "{name}".\n')
+            return False
         ok = _show(runner, f"SHOW COLUMNS FROM {name}", title=f'Relation "{name}"')
         if ok:
             idx = _names(runner, f"SHOW INDEXES ON {name}")

@@ -219,7 +219,7 @@ def run(connect: Callable[[], Any], settings: fmt.Settings, *, history: bool = T
     try:
         while not runner.quit_requested:
             try:
-                text = session.prompt()
+                text = session.prompt(default=getattr(runner, "held_buffer", "") or "")
             except KeyboardInterrupt:
                 continue
             except EOFError:
@@ -270,12 +270,15 @@ def handle(runner: Runner, text: str) -> bool:
     if word == "help":
         return runner.run_meta("\\?")
     ok = True
+    runner.held_buffer = ""
     for piece in split_script(text):
         if runner.quit_requested:
             break
-        if piece.meta:
-            good = runner.run_meta(piece.text)
-        else:
-            good = runner.run_statement(piece.text)
+        if not piece.meta and not piece.terminated:
+            # the buffer ended with a backslash command (psql runs it at once): the statement
+            # typed before it is not finished and goes back into the next prompt's buffer
+            runner.held_buffer = piece.text + "\n"
+            continue
+        good = runner.run_piece(piece)
         ok = ok and good
     return ok

@@ -3,9 +3,9 @@
 Owns: recognising a SUBSCRIBE statement (``is_subscribe``), asking for progress rows
 (``with_progress``: adds ``PROGRESS`` to the statement's ``WITH (...)`` options, or a
 ``WITH (PROGRESS)`` clause, unless its ``WITH`` options name ``PROGRESS`` already), the line
-format of a stream (``StreamPrinter``: a header, one line per update, a ``-- frontier
-advanced to T`` line when a progress row arrives and nothing changed since the last one, a
-footer when the stream ends), and ``stream_statement``: a worker thread executes the
+format of a stream (``StreamPrinter``: a header sized by the first batch of rows, one line
+per update, the progress rows only when the statement asked for them, a footer when the
+stream ends), and ``stream_statement``: a worker thread executes the
 statement and reads the cursor with ``fetchmany`` (which waits for rows) while the calling
 thread prints and stays interruptible.
 
@@ -123,7 +123,7 @@ def with_progress(sql: str) -> str:
 
 class StreamPrinter:
     """Turns a stream's rows into lines.  ``hide_progress``: the progress column was added by
-    us, so it is not shown and progress rows become ``-- frontier advanced to T`` lines."""
+    us (to keep the stream interruptible), so neither it nor the progress rows are shown."""
 
     def __init__(self, names, types, settings: fmt.Settings, hide_progress: bool):
         self.settings = settings
@@ -135,7 +135,6 @@ class StreamPrinter:
         #: grow as wider values arrive; mz_timestamp starts at an epoch-milliseconds width
         self.widths = [max(fmt.display_width(n), 13 if n == "mz_timestamp" else 0) for n in self.names]
         self.updates = 0
-        self.changed = True  # an update was printed since the last progress line
 
     def _cells(self, values) -> list[str]:
         return [fmt.value_text(v, self.settings.null).replace("\n", "\\n") for v in values]
@@ -161,16 +160,21 @@ class StreamPrinter:
         head = " " + " | ".join(n.center(w) for n, w in zip(self.names, self.widths)).rstrip() + "\n"
         return head + "+".join("-" * (w + 2) for w in self.widths) + "\n"
 
+    def fit(self, rows) -> None:
+        """Widen the columns for ``rows`` (the first batch, before the header is printed, so
+        the header lines up with the snapshot; later wider values widen later lines)."""
+        for row in rows:
+            if self.progress_col is not None and row[self.progress_col]:
+                continue
+            for k, c in enumerate(self._cells([row[i] for i in self.keep])):
+                self.widths[k] = max(self.widths[k], fmt.display_width(c))
+
     def rows(self, rows) -> str:
         text = []
         for row in rows:
             if self.progress_col is not None and row[self.progress_col]:
-                if not self.changed:
-                    text.append(f"-- frontier advanced to {row[0]}\n")
-                self.changed = False
-                continue
+                continue  # progress rows we asked for ourselves: the user asked for none
             self.updates += 1
-            self.changed = True
             text.append(self._line(self._cells([row[i] for i in self.keep])))
         return "".join(text)
 
@@ -218,6 +222,7 @@ def stream_statement(conn, sql: str, settings: fmt.Settings, write: Callable[[st
             done.set()
 
     printer: Optional[StreamPrinter] = None
+    header_due = False
     try:
         threading.Thread(target=work, name="mzlite-subscribe", daemon=True).start()
         while True:
@@ -231,11 +236,17 @@ def stream_statement(conn, sql: str, settings: fmt.Settings, write: Callable[[st
                 names, types = payload
                 printer = StreamPrinter(names, types, settings,
                                         hide_progress=progressed != sql and "mz_progressed" in names)
-                write(printer.header())
+                header_due = True
             elif kind == "rows":
+                if header_due:  # the header is sized by the first batch (the snapshot)
+                    printer.fit(payload)
+                    write(printer.header())
+                    header_due = False
                 write(printer.rows(payload))
             else:
                 if printer is not None:
+                    if header_due:
+                        write(printer.header())
                     write(printer.footer())
                 return payload or "SUBSCRIBE"
     except KeyboardInterrupt:

@@ -93,7 +93,7 @@ def parse_mz_timestamp(s: str) -> int:
         raise _syntax("mz_timestamp", s)
     v = int(m.group(1))
     if not 0 <= v <= MZ_TIMESTAMP_MAX:
-        raise EvalError("22003", "mz_timestamp out of range")
+        raise EvalError("22003", f'mz_timestamp out of range: "{s}" (an mz_timestamp is 0 to {MZ_TIMESTAMP_MAX})')
     return v
 
 

@@ -19,7 +19,7 @@ import pytest
 from expr.relation import Constant, Get, Reduce, TopK
 from expr.scalar import Call, CallMzNow, Column, Literal
 from planner import plan_statement, plans as P
-from planner.catalog import Catalog, CatalogItem, ColumnDef
+from planner.catalog import UniqueKey, Catalog, CatalogItem, ColumnDef
 from repr.ids import user
 from sql import errors
 from sql.parse import parse_statements
@@ -197,7 +197,8 @@ def test_create_table(cat):
     # varchar(10): the modifier is kept beside the type, and the default checked when used
     check = Call("typmod_varchar", (Literal("d", "text"), Literal(10, "int4"), Literal(False, "bool")), "text")
     assert p == P.CreateTablePlan("x", (ColumnDef("k", "int4", False), ColumnDef("s", "text", False, check,
-                                  ("varchar", 10)), ColumnDef("f", "float8")), False, p.create_sql)
+                                  ("varchar", 10)), ColumnDef("f", "float8")), False, p.create_sql,
+                                  (UniqueKey("x_pkey", (0,), True),))
     assert err(cat, "create table t (a int)").sqlstate == "42P07"
     assert plan(cat, "create table if not exists t (a int)").if_not_exists
     assert err(cat, "create table y (a int, a int)").sqlstate == "42701"
@@ -302,7 +303,9 @@ def test_session_statements(cat):
     assert plan(cat, "set transaction_isolation = 'serializable'") == \
         P.SetVariablePlan("transaction_isolation", "serializable")
     assert plan(cat, "set transaction isolation level serializable") == \
-        P.SetVariablePlan("transaction_isolation", "serializable")
+        P.SetVariablePlan("transaction_isolation", "serializable", local=True)  # for the transaction only
+    assert plan(cat, "begin read only isolation level serializable") == \
+        P.TransactionPlan("begin", read_only=True, isolation="serializable")
     assert plan(cat, "set x to default") == P.SetVariablePlan("x", None)
     assert plan(cat, "reset x") == P.ResetVariablePlan("x")
     assert plan(cat, "reset all") == P.ResetVariablePlan("all")

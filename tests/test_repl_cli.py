@@ -59,16 +59,47 @@ def test_error_exits_1_with_caret_relative_to_whole_command(run):
     assert err == 'ERROR:  relation "nosuch" does not exist\nLINE 3: nosuch; select 2\n        ^\n'
 
 
-def test_file_runs_statements_and_stops_at_first_error(run, tmp_path):
+def test_file_goes_on_after_an_error_unless_on_error_stop(run, tmp_path):
+    """As psql: a file goes on after a failing statement (status 0); with ON_ERROR_STOP set
+    (``-v``) it stops there, status 3.  Sabotage seen red: ``run_batch`` passing
+    ``stop_on_error=True`` again (the statement after the error did not run)."""
     f = tmp_path / "s.sql"
     f.write_text("create table t (a int);\n-- a ; comment\ninsert into t values (1);\n"
-                 "select * from\n  nosuch;\nselect 'not reached';\n")
+                 "select * from\n  nosuch;\nselect 'reached';\n")
     status, out, err, conn = run(["-f", str(f)])
-    assert status == 1
-    assert out == "CREATE TABLE\nINSERT 0 1\n"
+    assert status == 0
+    assert out.startswith("CREATE TABLE\nINSERT 0 1\n") and " reached\n(1 row)\n" in out
     assert err == (f'mzlite:{f}:5: ERROR:  relation "nosuch" does not exist\n'
                    "LINE 2:   nosuch\n          ^\n")
-    assert not any("not reached" in s for s in conn.executed)
+    status, out, err, conn = run(["-v", "ON_ERROR_STOP=1", "-f", str(f)])
+    assert status == 3
+    assert out == "CREATE TABLE\nINSERT 0 1\n"
+    assert not any("reached" in s for s in conn.executed)
+
+
+def test_inline_backslash_commands_end_the_statement(run):
+    """``SELECT 1 \\g``, ``\\gx`` and a trailing ``\\watch`` end the statement and run it
+    (they were swallowed into the SQL: a syntax error at "\\").  Sabotage seen red:
+    ``scan`` ignoring ``backslash``."""
+    status, out, err, _ = run([], stdin="SELECT 1 AS a \\g\nSELECT 2 AS b \\gx\nSELECT 3 AS c \\watch count=1\n")
+    assert (status, err) == (0, "")
+    assert " a \n---\n 1\n(1 row)\n" in out
+    assert "-[ RECORD 1 ]\nb | 2\n" in out
+    assert " c \n---\n 3\n(1 row)\n" in out
+
+
+def test_json_output_has_no_command_tags(run):
+    status, out, err, _ = run(["--format", "json", "-c", "create table t (a int); insert into t values (1); "
+                                                         "select a from t"])
+    assert (status, err) == (0, "")
+    assert out == '[{"a": 1}]\n'
+
+
+def test_version(capsys):
+    import mzlite
+    with pytest.raises(SystemExit) as ei:
+        cli.main(["--version"])
+    assert ei.value.code == 0 and capsys.readouterr().out == f"mzlite {mzlite.__version__}\n"
 
 
 def test_missing_file(run):
@@ -192,9 +223,9 @@ def test_real_file_and_stdin(tmp_path):
     r = mzlite_cmd("-f", str(f))
     assert (r.returncode, r.stderr) == (0, "")
     assert r.stdout == ("CREATE TABLE\nINSERT 0 2\n a | b \n---+---\n 1 | x\n 2 | \n(2 rows)\n\n")
-    r = mzlite_cmd(stdin="SELECT 1 AS a;\nSELECT * FROM nosuch;\nSELECT 2;\n")
-    assert r.returncode == 1
-    assert r.stdout == " a \n---\n 1\n(1 row)\n\n"
+    r = mzlite_cmd(stdin="SELECT 1 AS a;\nSELECT * FROM nosuch;\nSELECT 2 AS b;\n")
+    assert r.returncode == 0  # psql goes on after an error unless ON_ERROR_STOP is set
+    assert r.stdout == " a \n---\n 1\n(1 row)\n\n b \n---\n 2\n(1 row)\n\n"
     assert r.stderr.startswith("mzlite:<stdin>:2: ERROR:  ")
 
 

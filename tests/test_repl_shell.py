@@ -267,3 +267,36 @@ def test_connect_failure_is_reported_at_first_statement():
                            out=out, err=err, banner=False)
     assert status == 1
     assert err.getvalue() == "mzlite: error: disk on fire\n"
+
+
+def test_backslash_command_on_a_continuation_line_runs_and_keeps_the_statement():
+    """psql runs ``\\?`` typed on a continuation line at once and keeps the statement typed
+    so far in its buffer (it vanished into the SQL).  Sabotage seen red: ``is_complete``
+    ignoring a trailing backslash line (the help never printed)."""
+    status, out, err, conn = run_shell("select 1 as a\r\\?\r;\r\\q\r")
+    assert err == ""
+    assert "\\q                     quit mzlite" in out
+    assert out.endswith(" a \n---\n 1\n(1 row)\n\n")
+    assert conn.executed == ["select 1 as a"]
+
+
+def test_inline_gx_in_the_shell():
+    status, out, err, conn = run_shell("select 5 as v \\gx\r\\q\r")
+    assert (err, conn.executed) == ("", ["select 5 as v"])
+    assert out == "-[ RECORD 1 ]\nv | 5\n\n"
+
+
+def test_pasted_block_runs_without_an_extra_enter():
+    """A bracketed paste that ends with a newline runs when complete (it waited for another
+    Enter).  Sabotage seen red: removing the BracketedPaste binding in ``repl.keys`` (nothing
+    ran before the input ended)."""
+    # then Ctrl-D (ends the shell on an empty buffer); without the fix the buffer still held
+    # the paste, so Ctrl-C discards it and the second Ctrl-D ends the shell
+    status, out, err, conn = run_shell("\x1b[200~select 1 as p;\nselect 2 as q;\n\x1b[201~\x04\x03\x04")
+    assert conn.executed == ["select 1 as p", "select 2 as q"]
+
+
+def test_describe_unknown_relation_in_psql_words():
+    status, out, err, conn = run_shell("\\d nosuch\r\\q\r")
+    assert err == 'Did not find any relation named "nosuch".\n'
+    assert not any("SHOW COLUMNS" in s for s in conn.executed)

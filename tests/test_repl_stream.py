@@ -78,22 +78,36 @@ def test_rows_print_before_the_stream_ends():
             printed.set()
     stream.stream_statement(FakeStreamConnection(cur), "SUBSCRIBE t", fmt.Settings(), write)
     text = "".join(out)
-    assert text == ("  mz_timestamp | mz_diff | a\n---------------+---------+---\n"
+    assert text == ("  mz_timestamp | mz_diff | a\n---------------+---------+----\n"
                     "             1 |       1 | 10\n             2 |       1 | 20\n(2 rows)\n\n")
     assert cur.closed
 
 
-def test_progress_is_asked_for_and_shown_as_frontier_lines_when_idle():
-    """Sabotage: ``with_progress`` returning the statement unchanged -> the executed SQL has
-    no PROGRESS and the mz_progressed column shows up as data."""
+def test_progress_is_asked_for_and_not_shown():
+    """The shell asks for progress rows (so a stream stays interruptible) but shows none: the
+    user asked for none (it printed a frontier line four times a second).  Sabotage:
+    ``with_progress`` returning the statement unchanged -> the executed SQL has no PROGRESS
+    and the mz_progressed column shows up as data."""
     cur = FakeStreamCursor(NAMES, [[(1, False, 1, 10), (2, True, None, None)], [(3, True, None, None)],
                                    [(4, True, None, None)]])
     conn = FakeStreamConnection(cur)
     out = []
     stream.stream_statement(conn, "SUBSCRIBE t", fmt.Settings(tuples_only=True), out.append)
     assert conn.executed == ["SUBSCRIBE t WITH (PROGRESS)"]
-    assert "".join(out) == ("             1 |       1 | 10\n-- frontier advanced to 3\n"
-                            "-- frontier advanced to 4\n")
+    assert "".join(out) == "             1 |       1 | 10\n"
+
+
+def test_header_is_sized_by_the_snapshot():
+    """The header waits for the first batch and is as wide as its values (it was fixed from
+    the column names, so wide rows did not line up with it).  Sabotage: ``StreamPrinter.fit``
+    doing nothing -> the header's ``a`` column is one wide."""
+    cur = FakeStreamCursor(NAMES, [[(1, False, 1, "a long value"), (2, True, None, None)]])
+    out = []
+    stream.stream_statement(FakeStreamConnection(cur), "SUBSCRIBE t", fmt.Settings(), out.append)
+    lines = "".join(out).split("\n")
+    assert lines[0] == "  mz_timestamp | mz_diff |      a"
+    assert lines[1] == "---------------+---------+--------------"
+    assert lines[2] == "             1 |       1 | a long value"
 
 
 @pytest.mark.parametrize("sql, expected", [
@@ -192,7 +206,6 @@ def test_pty_subscribe_streams_until_ctrl_c_then_next_query_works(tmp_path):
     child.send("SUBSCRIBE t;\r")
     child.expect_exact("mz_timestamp | mz_diff | a")
     child.expect(r"\d+ \|       1 \| 41")
-    child.expect_exact("-- frontier advanced to")  # nothing changes: progress lines
     child.sendintr()
     child.expect_exact("mzlite=>")
     child.send("SELECT 1 AS after;\r")

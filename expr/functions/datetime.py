@@ -623,18 +623,18 @@ _reg("typmod_interval", typmod_interval)
 # ------------------------------------------------------------------------------ mz_timestamp
 
 
-def _mz_ts_range():
-    raise EvalError("22003", "mz_timestamp out of range")
+def _mz_ts_range(v):
+    raise EvalError("22003", f"mz_timestamp out of range: {v} (an mz_timestamp is 0 to {_MZ_TS_MAX})")
 
 
 def _numeric_to_mz_ts(d):
     if not d.is_finite() or d < 0 or d != d.to_integral_value() or d > _MZ_TS_MAX:
-        raise EvalError("22003", "mz_timestamp out of range")
+        _mz_ts_range(d)
     return int(d)
 
 
 for _t in ("int2", "int4", "int8"):
-    _reg(f"cast_{_t}_to_mz_timestamp", lambda v: v if v >= 0 else _mz_ts_range())
+    _reg(f"cast_{_t}_to_mz_timestamp", lambda v: v if v >= 0 else _mz_ts_range(v))
 _reg("cast_numeric_to_mz_timestamp", _numeric_to_mz_ts)
 _reg("cast_text_to_mz_timestamp", parse_mz_timestamp)
 _reg("cast_mz_timestamp_to_text", str, inline="str({0})")
