@@ -60,10 +60,13 @@ def create_table_as(db, session, plan, stmt, params) -> Result:
     return Result(f"SELECT {len(rows)}", None, rowcount=len(rows))
 
 
-def _create_dataflow(db, desc, on_created=None):
-    """Create ``desc`` at ``Reader.dataflow_as_of`` of its imports, which stay held there until
-    the dataflow's frontier passes it; ``on_created(as_of)`` runs first (an MV's output)."""
+def _create_dataflow(db, desc, on_created=None, min_as_of=None):
+    """Create ``desc`` at ``Reader.dataflow_as_of`` of its imports (or ``min_as_of``, when
+    later: a restored output's upper), which stay held there until the dataflow's frontier
+    passes it; ``on_created(as_of)`` runs first (an MV's output)."""
     as_of = db.reader.dataflow_as_of(desc.import_ids())
+    if min_as_of is not None and min_as_of > as_of:
+        as_of = min_as_of
     holds = db.reader.hold(desc.import_ids(), as_of)
     desc = dataclasses.replace(desc, as_of=as_of)
     try:
@@ -85,7 +88,8 @@ def create_materialized_view_dataflow(db, item_id: GlobalId, name: str, expr, ar
     def create_output(as_of):
         db.storage.create_output(item_id, arity, as_of)
     try:
-        _create_dataflow(db, desc, create_output)
+        # a restored output (a data directory, a restarted replica) continues from its upper
+        _create_dataflow(db, desc, create_output, min_as_of=db.storage.restored_upper(item_id))
     except Exception:
         if item_id in db.storage.collections:
             db.storage.drop(item_id)
