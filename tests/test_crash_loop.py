@@ -114,6 +114,7 @@ def check(path: Path, begun: set, acked: set, interactive: bool) -> None:
         con.close()
 
 
+@pytest.mark.timeout(120 + 30 * KILLS)  # a child start, a kill and a reopen per kill (the default is 300 s)
 @pytest.mark.parametrize("interactive", [True, False], ids=["interactive", "maintenance-only"])
 def test_kill_9_loses_no_acknowledged_transaction(tmp_path, interactive):
     rng = random.Random(SEED + interactive)
