@@ -146,7 +146,7 @@ class CopyFormat:
                 break
             if "\\" not in ln:
                 fields = ln.split(d)
-                if null in fields if null != "" else "" in fields:
+                if null in fields:
                     fields = [None if f == null else f for f in fields]
                 out.append(tuple(fields))
             else:

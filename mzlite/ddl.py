@@ -73,10 +73,14 @@ def require_cluster(db, session, name=None) -> str:
     return name
 
 
-def _create_dataflow(db, desc, on_created=None):
-    """Create ``desc`` at ``Reader.dataflow_as_of`` of its imports, which stay held there until
-    the dataflow's frontier passes it; ``on_created(as_of)`` runs first (an MV's output)."""
+def _create_dataflow(db, desc, on_created=None, min_as_of=None):
+    """Create ``desc`` at ``Reader.dataflow_as_of`` of its imports (or ``min_as_of``, when
+    later: a restored output's upper), which stay held there until the dataflow's frontier
+    passes it (a hold at the earlier time covers the later one); ``on_created(as_of)`` runs
+    first (an MV's output)."""
     as_of, holds = db.reader.dataflow_as_of(desc.import_ids())
+    if min_as_of is not None and min_as_of > as_of:
+        as_of = min_as_of
     desc = dataclasses.replace(desc, as_of=as_of)
     try:
         if on_created is not None:
@@ -97,7 +101,8 @@ def create_materialized_view_dataflow(db, item_id: GlobalId, name: str, expr, ar
     def create_output(as_of):
         db.storage.create_output(item_id, arity, as_of)
     try:
-        _create_dataflow(db, desc, create_output)
+        # a restored output (a data directory, a restarted replica) continues from its upper
+        _create_dataflow(db, desc, create_output, min_as_of=db.storage.restored_upper(item_id))
     except Exception:
         if item_id in db.storage.collections:
             db.storage.drop(item_id)

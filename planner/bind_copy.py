@@ -21,20 +21,19 @@ from planner.catalog import ColumnDef
 from sql import errors
 
 
+#: an option argument's node type -> its value as the COPY engine reads it
+_OPTION_VALUES = {ast.String: lambda a: a.sval, ast.Boolean: lambda a: bool(a.boolval),
+                  ast.Integer: lambda a: str(a.ival), ast.Float: lambda a: a.fval, ast.A_Star: lambda a: "*"}
+
+
 def _option_value(arg):
+    """An option's value: True when bare, a tuple for a column list, else its text (or bool)."""
     if arg is None:
         return True
-    if isinstance(arg, ast.A_Star):
-        return "*"
-    if isinstance(arg, ast.String):
-        return arg.sval
-    if isinstance(arg, ast.Boolean):
-        return bool(arg.boolval)
-    if isinstance(arg, ast.Integer):
-        return str(arg.ival)
     if isinstance(arg, (tuple, list)):
-        return tuple(_option_value(a) for a in arg)
-    return str(getattr(arg, "sval", arg))
+        return tuple(map(_option_value, arg))
+    fn = _OPTION_VALUES.get(type(arg))
+    return fn(arg) if fn is not None else str(arg)
 
 
 def bind_copy(b, stmt, node):

@@ -43,6 +43,8 @@ FORMAT_VERSION = 1
 DB_FILE = "mzlite.sqlite"
 LOCK_FILE = "LOCK"
 DURABILITY = ("full", "normal")
+#: bytes the WAL file keeps after a checkpoint
+WAL_SIZE_LIMIT = 8 << 20
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -131,7 +133,11 @@ class DurableStore:
         except sqlite3.Error as e:
             raise DurableError("58030", f"cannot open data directory {self.path!r}: {e}") from None
         try:
+            if fresh:  # free pages go back to the file system (``compact_shard``); only before any table
+                self.db.execute("PRAGMA auto_vacuum=INCREMENTAL")
             mode = self.db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            # the WAL is truncated to this after a checkpoint, not left at its largest
+            self.db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
             if mode.lower() != "wal":
                 raise _corrupt(self.path, f"cannot use write-ahead logging (journal mode {mode})")
             self.db.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
@@ -280,6 +286,12 @@ class DurableStore:
                                 (shard, time, data))
             self.db.execute("UPDATE shards SET since = MAX(since, ?) WHERE shard = ?", (since, shard))
         self._write(fn, sync=False)
+        with self._lock:
+            if self.db is not None:
+                try:
+                    self.db.execute("PRAGMA incremental_vacuum")  # the freed pages leave the file
+                except sqlite3.Error:
+                    pass  # space is reclaimed by a later compaction
 
     def reserve_timestamps(self, hwm: int) -> None:
         """Persist the oracle's high-water mark: no timestamp above it is handed out before

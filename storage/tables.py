@@ -71,7 +71,7 @@ class TableStorage:
         """The persisted upper of the output ``id`` awaiting its dataflow, if any: the new
         dataflow's as_of must be at or past it."""
         stored = self.restored.get(str(id))
-        return stored.upper if stored is not None else None
+        return stored.upper if stored is not None else None  # (a kept collection has one too)
 
     def keep_output(self, id: GlobalId) -> None:
         """The output ``id`` is about to get a new dataflow (a restarted replica): keep its

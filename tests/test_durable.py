@@ -358,3 +358,28 @@ def test_compaction_keeps_the_file_proportional_to_the_live_data(tmp_path):
     db.close()
     assert batches[1] < 8 * live, (batches, live)
     assert on_disk < 400 * 1024, on_disk
+
+
+def test_switching_the_runtime_keeps_a_durable_views_output_and_its_history(tmp_path):
+    """ALTER SYSTEM SET enable_compute_interactive_runtime restarts the replica: a durable
+    materialized view's output is kept and corrected, not rebuilt.  Sabotage: the new
+    dataflow's as_of below the kept output's upper (``min_as_of`` not passed): its snapshot
+    was dropped and the correction alone retracted everything (an internal error on read)."""
+    clock = ManualClock(9_000_000)
+    con = _open(tmp_path, clock=clock, system_parameters={"compaction_window_ms": 3_600_000})
+    try:
+        con.execute("CREATE TABLE t (a int)")
+        con.execute("CREATE MATERIALIZED VIEW mv AS SELECT sum(a) AS s FROM t")
+        clock.advance(5)
+        con.execute("INSERT INTO t VALUES (1), (2)")
+        first = con.database.oracle.last_write
+        assert con.execute("SELECT s FROM mv").fetchall() == [(3,)]
+        for flag in ("false", "true"):
+            clock.advance(5)
+            con.execute(f"ALTER SYSTEM SET enable_compute_interactive_runtime = {flag}")
+            clock.advance(5)
+            con.execute("INSERT INTO t VALUES (10)")
+            assert con.execute("SELECT s FROM mv").fetchall() == con.execute("SELECT sum(a) FROM t").fetchall()
+        assert con.execute(f"SELECT s FROM mv AS OF {first}").fetchall() == [(3,)]
+    finally:
+        con.close()
