@@ -19,6 +19,7 @@ Deliberately not here: rendering, comparison (``slt.render``, ``slt.runner``).
 from __future__ import annotations
 
 import os
+import re
 from decimal import Decimal
 from typing import Optional
 
@@ -26,6 +27,7 @@ from .engines import Engine, EngineError, Result
 
 __all__ = ["PostgresEngine"]
 
+_SUBSCRIBE = re.compile(r"\s*SUBSCRIBE\b", re.I)
 _FLOAT_SPECIAL = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 
 
@@ -67,6 +69,19 @@ def _install_loaders(conn) -> None:
     for oid in (700, 701):
         m.register_loader(oid, FloatLoader)
     m.register_loader(1700, NumericLoader)
+
+
+def _convert(oid: int, raw: bytes):
+    s = bytes(raw).decode("utf-8")
+    if oid in (20, 21, 23, 26):
+        return int(s)
+    if oid == 16:
+        return s == "t"
+    if oid in (700, 701):
+        return _FLOAT_SPECIAL[s] if s in _FLOAT_SPECIAL else float(s)
+    if oid == 1700:
+        return Decimal(s)
+    return s
 
 
 def oracle_url() -> str:
@@ -119,6 +134,8 @@ class PostgresEngine(Engine):
         psycopg = self._psycopg
         try:
             cur = c.cursor()
+            if self.materialize_like and _SUBSCRIBE.match(sql):
+                return self._subscribe(c, sql)
             cur.execute(sql, prepare=False)  # no parameters: the simple protocol, several statements allowed
             while cur.nextset():  # several statements: the runner reads the last result
                 pass
@@ -132,6 +149,34 @@ class PostgresEngine(Engine):
             raise self._error(e) from None
         except psycopg.Error as e:
             raise self._error(e) from None
+        finally:
+            if not c.closed and c.pgconn.transaction_status == psycopg.pq.TransactionStatus.ACTIVE:
+                c.close()  # a statement left half-read (an aborted stream): the next call reconnects
+
+    def _subscribe(self, c, sql: str) -> Result:
+        """A (bounded) SUBSCRIBE through the extended protocol, which streams it as rows (a
+        simple query gets COPY data); libpq directly, as psycopg's ``stream`` drops the
+        columns of an empty result."""
+        pgconn = c.pgconn
+        pgconn.send_query_params(sql.encode("utf-8"), None)
+        last = None
+        while True:
+            res = pgconn.get_result()
+            if res is None:
+                break
+            last = res
+        pq = self._psycopg.pq
+        if last is None or last.status == pq.ExecStatus.FATAL_ERROR:
+            if last is None:
+                raise EngineError("no result", "XX000", internal=True)
+            e = self._psycopg.errors.error_from_result(last, encoding="utf-8")
+            raise self._error(e)
+        cols = [last.fname(i).decode() for i in range(last.nfields)]
+        rows = []
+        for r in range(last.ntuples):
+            rows.append(tuple(None if last.get_value(r, i) is None else
+                              _convert(last.ftype(i), last.get_value(r, i)) for i in range(last.nfields)))
+        return Result(cols, rows, len(rows), (last.command_status or b"").decode())
 
     @staticmethod
     def _error(e) -> EngineError:

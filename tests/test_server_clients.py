@@ -148,3 +148,12 @@ def test_serve_help_and_refusals():
     r = subprocess.run([sys.executable, "-m", "repl.main", "serve", "--host", "0.0.0.0", "--port", "0"], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "without authentication" in r.stderr
+
+
+def test_slt_runner_through_the_server(served):
+    """``mzlite slt --url`` runs our suites through the server (CI runs all of slt/test
+    this way, interactive runtime on and off); here two files, SUBSCRIBE and cursors."""
+    import slt
+    port, _ = served
+    url = f"postgres://materialize@127.0.0.1:{port}/materialize"
+    assert slt.main(["--url", url, str(ROOT / "slt/test/subscribe.slt"), str(ROOT / "slt/test/cursors.slt")]) == 0
