@@ -157,3 +157,22 @@ def test_slt_runner_through_the_server(served):
     port, _ = served
     url = f"postgres://materialize@127.0.0.1:{port}/materialize"
     assert slt.main(["--url", url, str(ROOT / "slt/test/subscribe.slt"), str(ROOT / "slt/test/cursors.slt")]) == 0
+
+
+def test_psql_describe_family(served):
+    """psql 15's \\dt, \\dv, \\dm, \\di, \\dn and \\l run their own pg_catalog queries and list
+    mzlite's objects as PostgreSQL lists its own.  Sabotage seen red: pg_table_is_visible
+    answering true for system relations listed mz_catalog's tables under \\dt."""
+    port, _ = served
+    r = psql(port, "-c", "CREATE TABLE dt_t (a int)", "-c", "CREATE VIEW dt_v AS SELECT a FROM dt_t",
+             "-c", "CREATE MATERIALIZED VIEW dt_m AS SELECT count(*) FROM dt_t", "-c", "CREATE INDEX dt_i ON dt_t (a)")
+    assert r.returncode == 0, r.stderr
+    r = psql(port, "-c", r"\dt dt_*", "-c", r"\dv dt_*", "-c", r"\dm dt_*", "-c", r"\di dt_*", "-c", r"\dn", "-c", r"\l")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert " public | dt_t | table | materialize\n" in out
+    assert " public | dt_v | view | materialize\n" in out
+    assert " public | dt_m | materialized view | materialize\n" in out
+    assert " public | dt_i | index | materialize | dt_t\n" in out
+    assert "mz_tables" not in out
+    assert " public      | materialize" in out and "List of databases" in out and " materialize |" in out

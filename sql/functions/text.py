@@ -36,7 +36,14 @@ FUNCTIONS = sigs(
     ("chr", ("int4",), "text", "chr"),
     ("md5", _T, "text", "md5"),
     ("translate", _TTT, "text", "translate"),
-    *((n, p, "text[]", n) for n in ("regexp_match", "regexp_split_to_array", "string_to_array") for p in (_TT, _TTT)))
+    *((n, p, "text[]", n) for n in ("regexp_match", "regexp_split_to_array", "string_to_array") for p in (_TT, _TTT)),
+    # system information, as the pg_catalog queries of psql and drivers call them (one
+    # database, one owner: constants)
+    ("version", (), "text", "version"), ("current_database", (), "text", "current_database"),
+    ("current_schema", (), "text", "current_schema"),
+    *(("pg_get_userbyid", (t,), "text", "pg_get_userbyid") for t in ("int4", "int8")),
+    *(("pg_table_is_visible", (t,), "bool", "pg_table_is_visible") for t in ("int4", "int8")),
+    ("pg_encoding_to_char", ("int4",), "text", "pg_encoding_to_char"))
 OPERATORS = sigs(*((op, _TT, "bool", fid) for op, fid in (("~", "regex_match"), ("~*", "regex_imatch"),
                                                            ("!~", "regex_not_match"), ("!~*", "regex_not_imatch"))),
                  *((op, _TT, "bool", fid) for op, fid in CMP.items()))
