@@ -44,14 +44,19 @@ __all__ = [
 
 def connect(database: Optional[str] = ":memory:", *, system_parameters: Optional[Mapping[str, Any]] = None,
             clock: Optional[Callable[[], int]] = None,
-            session_parameters: Optional[Mapping[str, Any]] = None) -> "Connection":
+            session_parameters: Optional[Mapping[str, Any]] = None,
+            durability: Optional[str] = None) -> "Connection":
     """Open a database and return a connection to it.
 
     ``database``: ``":memory:"`` (the default; also ``None``) is a new private in-memory
     database; ``":memory:NAME"`` is the named in-memory database NAME, shared by every
-    connection that opens that name until the last one closes; a data directory path raises
-    ``NotSupportedError`` (durability is a later issue).  ``con.connect()`` opens another
-    session on the same database.
+    connection that opens that name until the last one closes; any other string is the path
+    of a data directory, opened (or created) as a durable database: its catalog, tables,
+    materialized views' outputs, ALTER SYSTEM values and timestamps persist, and reopening it
+    brings them all back (one process at a time: another gets 55006).  ``durability``
+    (data directories only): ``"full"`` (the default) acknowledges a write once it survives
+    power loss (fsync at every commit); ``"normal"`` once it survives a crash of the process.
+    ``con.connect()`` opens another session on the same database.
 
     ``system_parameters`` sets system parameters such as
     ``enable_compute_interactive_runtime``; ``clock`` (a zero-argument callable returning
@@ -61,7 +66,7 @@ def connect(database: Optional[str] = ":memory:", *, system_parameters: Optional
     ``{"sql_dialect": "sqlite"}`` to run SQLite's SQL (translated with sqlglot).
     """
     from mzlite.coordinator import open_database
-    con = open_database(database, system_parameters=system_parameters, clock=clock)
+    con = open_database(database, system_parameters=system_parameters, clock=clock, durability=durability)
     for name, value in (session_parameters or {}).items():
         try:
             con.session.set_var(name, value)

@@ -23,7 +23,7 @@ import time
 from typing import Any, Callable, Mapping, Optional
 
 from compute.replica.client import ReplicaClient
-from mzlite import bulk, sequencer
+from mzlite import bulk, catalog_store, sequencer
 from mzlite.connection import Connection
 from mzlite.controller import ComputeController
 from mzlite.cursor import Result
@@ -161,19 +161,44 @@ class PlanCache:
 class Database:
     """One database: its catalog, storage, replica, sessions and statement entry points."""
 
-    def __init__(self, path: Optional[str] = None, *, system_parameters=None, clock=None):
+    def __init__(self, path: Optional[str] = None, *, system_parameters=None, clock=None,
+                 durability: str = "full"):
+        #: the data directory (None: in memory); see ``mzlite.catalog_store``
+        self.path = path
+        store = state = None
         if path is not None:
-            raise E.NotSupportedError("durable data directories are not supported yet; use connect() for an "
-                                      "in-memory database")
+            store, state = catalog_store.open_store(path, durability)
+        try:
+            self._init(store, state, system_parameters, clock)
+        except BaseException:
+            if store is not None:
+                self._shutdown_after_failed_open(store)
+            raise
+
+    def _init(self, store, state, system_parameters, clock) -> None:
         self.system = SystemParameters(system_parameters)
-        self.oracle = TimestampOracle(clock)
+        #: ALTER SYSTEM values in force (``name -> text``), persisted in a data directory
+        self.altered_system: dict = {}
+        if state is not None:
+            for name, value in catalog_store.system_overrides(state).items():
+                self.system.set(name, value)  # ALTER SYSTEM outranks the defaults connect() was given
+        self.oracle = TimestampOracle(clock) if store is None else TimestampOracle(
+            clock, floor=catalog_store.oracle_floor(state) + 1, reserve=store.reserve_timestamps)
         # the replica's wake hook (per thread, not per replica: it outlives a restart)
-        self.storage = TableStorage(self.oracle, on_commit=ReplicaClient.on_commit)
+        self.storage = TableStorage(self.oracle, on_commit=ReplicaClient.on_commit, store=store,
+                                    restored=state.shards if state is not None else None)
         self.storage_holds = StorageHolds()
         self.catalog = Catalog()
         self.lowering = LoweringCatalog(self)
         self.lock = threading.RLock()
         self._user_ids = itertools.count(1)
+        self._last_user_id = 0
+        #: the id the next ``allocate_user`` returns (replaying a data directory), else None
+        self.forced_user_id: Optional[GlobalId] = None
+        #: a data directory's catalog is being replayed (``catalog_store.replay``)
+        self.replaying = False
+        #: why the database must be reopened (a catalog write failed half-way), else None
+        self.broken: Optional[str] = None
         self._transient_ids = itertools.count(1)
         self._conn_ids = itertools.count(1)
         # the replica, and the scheduling baseline it requests while the database is open
@@ -195,7 +220,32 @@ class Database:
         self._sessions_lock = threading.Lock()
         self._ticker = threading.Thread(target=self._tick_loop, name="mzlite-tick", daemon=True)
         self._tick_event = threading.Event()
+        if state is not None:
+            self.replaying = True
+            try:
+                with self.lock:
+                    catalog_store.replay(self, state)
+            finally:
+                self.replaying = False
+            catalog_store.sync(self)  # shards no item claimed are dropped with their batches
+            store.delete_orphan_batches()
         self._ticker.start()
+
+    def _shutdown_after_failed_open(self, store) -> None:
+        """Opening a data directory failed: stop whatever started and release the directory."""
+        self._closed = True
+        for part in ("controller", "replica"):
+            obj = getattr(self, part, None)
+            if obj is not None:
+                try:
+                    obj.shutdown()
+                except Exception:
+                    pass
+        store.close()
+
+    def internal_session(self) -> Session:
+        """A session for the adapter's own statements (replaying a data directory)."""
+        return Session(0, self.system)
 
     # -------------------------------------------------------------- sessions
     def connect(self):
@@ -234,6 +284,14 @@ class Database:
         end_all(self, E.InterfaceError("subscribe has been terminated because the database was closed"))
         self.controller.shutdown()
         self.replica.shutdown()
+        if self.storage.store is not None:
+            self._ticker.join()
+            with self.lock:
+                try:
+                    self.storage.flush_uppers()
+                except Exception:
+                    pass  # best effort: an output's upper is corrected at the next open
+                self.storage.store.close()
 
     def unlocked(self):
         """Release the statement lock (however deeply held) for the duration of a wait, so a
@@ -241,7 +299,22 @@ class Database:
         return _Unlocked(self.lock)
 
     def allocate_user(self) -> GlobalId:
-        return GlobalId("u", next(self._user_ids))
+        gid = self.forced_user_id
+        if gid is not None:  # a replayed item gets its persisted id
+            self.forced_user_id = None
+            return gid
+        n = next(self._user_ids)
+        self._last_user_id = n
+        return GlobalId("u", n)
+
+    def resume_user_ids(self, n: int) -> None:
+        """User ids continue from ``n`` (a reopened data directory)."""
+        self._user_ids = itertools.count(n)
+        self._last_user_id = n - 1
+
+    def peek_next_user_id(self) -> int:
+        """The number the next user id gets (persisted: ids are never reused)."""
+        return self._last_user_id + 1
 
     def allocate_transient(self) -> GlobalId:
         return GlobalId("t", next(self._transient_ids))
@@ -276,6 +349,7 @@ class Database:
         """Advance table uppers to now and compact storage behind the compaction window."""
         t = self.oracle.tick()
         self.storage.advance_tables(t + 1)
+        self.storage.flush_uppers()
         window = self.system["compaction_window_ms"]
         # Folding a table's log into its base copies the base (a million-row table: 0.2 s
         # of the GIL); while a runtime is in a bulk busy period (a hydration) that waits for
@@ -307,6 +381,28 @@ class Database:
             finally:
                 if self.storage.commits != commits:
                     self.controller.assist_after_write()
+
+    def run_statement(self, session: Session, fn):
+        """``fn()`` as one statement of ``session`` (the statement lock held, failures as
+        ``mzlite.Error``, a write propagated afterwards): a COPY's ``finish``."""
+        def run():
+            with self.statement_lock(session):
+                self._check_transaction_not_failed_for(session)
+                return self.guard(session, fn)
+        return self._assisting_writes(run)
+
+    def _check_transaction_not_failed_for(self, session) -> None:
+        txn = session.txn
+        if txn is not None and txn.failed:
+            raise E.error_for(E.IN_FAILED_SQL_TRANSACTION,
+                              "current transaction is aborted, commands ignored until end of transaction block")
+
+    def parse_one(self, sql: str):
+        """The one statement of ``sql`` (PostgreSQL text; cached)."""
+        stmts = self._parse(sql)
+        if len(stmts) != 1:
+            raise E.ProgrammingError("expected one statement")
+        return stmts[0]
 
     def _execute_sql(self, session: Session, sql: str, params) -> Result:
         if not isinstance(sql, str):
@@ -386,6 +482,9 @@ class Database:
         while not self.lock.acquire(timeout=LOCK_POLL_SECONDS):
             self.check_canceled(session)
         try:
+            if self.broken is not None:
+                raise E.error_for("58030", f"the data directory could not be written ({self.broken}); close and "
+                                           f"reopen the database")
             yield
         finally:
             self.lock.release()
@@ -482,7 +581,10 @@ def _restart_replica(self: Database) -> None:
     self.controller = ComputeController(self.replica, self.system["compaction_window_ms"])
     for item in self.catalog.items():
         if item.kind == "materialized_view":
-            self.storage.drop(item.id)
+            if self.storage.store is not None:
+                self.storage.keep_output(item.id)  # its history is persisted: corrected, not rebuilt
+            else:
+                self.storage.drop(item.id)
             create_materialized_view_dataflow(self, item.id, item.name, item.expr, item.arity())
         elif item.kind == "index":
             create_index_dataflow(self, item)
@@ -501,11 +603,12 @@ _named_lock = threading.RLock()  # reentrant: a close inside open_database (test
 
 
 def open_database(database: Optional[str], *, system_parameters: Optional[Mapping[str, Any]] = None,
-                  clock: Optional[Callable[[], int]] = None) -> Connection:
+                  clock: Optional[Callable[[], int]] = None, durability: Optional[str] = None) -> Connection:
     """A connection to the database ``database`` names: ``None``, ``""`` or ``":memory:"``
     is a new private in-memory database; ``":memory:NAME"`` is the named in-memory database
     NAME, created by its first connection and shared by later ones until its last connection
-    closes (DuckDB's spelling).  Anything else is a data directory: ``NotSupportedError``.
+    closes (DuckDB's spelling).  Anything else is a data directory, created when missing
+    (``mzlite.catalog_store``); ``durability`` is ``"full"`` (the default) or ``"normal"``.
 
     ``system_parameters`` and ``clock`` configure a database when it is created; given again
     for an existing named database they must agree with it (``ProgrammingError`` otherwise;
@@ -513,21 +616,28 @@ def open_database(database: Optional[str], *, system_parameters: Optional[Mappin
     if database is not None and not isinstance(database, (str, os.PathLike)):
         raise E.ProgrammingError(f"database must be a string, not {type(database).__name__}")
     name = os.fspath(database) if database is not None else MEMORY
+    if durability is not None and (name == "" or name.startswith(MEMORY)):
+        raise E.ProgrammingError("durability applies to a data directory, not an in-memory database")
     if name in ("", MEMORY):
         return Database(None, system_parameters=system_parameters, clock=clock).connect()
+    path = None
     if not name.startswith(MEMORY):
-        raise E.NotSupportedError(
-            f"durable databases (data directory {name!r}) are not supported yet; use connect() or "
-            f"connect(':memory:NAME') for an in-memory database", sqlstate=E.FEATURE_NOT_SUPPORTED)
+        # a data directory: one Database per directory in this process (another process
+        # opening it meets its lock), shared by every connection to it, as a named one is
+        path = os.path.realpath(name)
+        name = "dir:" + path
     with _named_lock:
         db = _named.get(name)
         if db is not None and not db.closed:
             _check_same_configuration(db, name, system_parameters, clock)
+            if durability is not None and durability != db.storage.store.durability:
+                raise E.ProgrammingError(f"data directory {path!r} is already open with durability "
+                                         f"{db.storage.store.durability!r}")
             try:
                 return db.connect()
             except InterfaceError:  # its last connection closed it just now
                 pass
-        db = Database(None, system_parameters=system_parameters, clock=clock)
+        db = Database(path, system_parameters=system_parameters, clock=clock, durability=durability or "full")
         _named[name] = db
         return db.connect()
 

@@ -38,7 +38,7 @@ class Column(tuple):
 
 class Result:
     """What one statement produced."""
-    __slots__ = ("columns", "rows", "rowcount", "status", "stream", "typmods")
+    __slots__ = ("columns", "rows", "rowcount", "status", "stream", "typmods", "copy")
 
     def __init__(self, status: str, columns=None, rows=None, rowcount: int = -1):
         self.status = status
@@ -51,6 +51,8 @@ class Result:
         #: the columns' type modifiers (``planner.output_typmods``), or a function computing
         #: them when ``description`` is first read; None when unknown
         self.typmods = None
+        #: COPY FROM STDIN / TO STDOUT: the ``mzlite.copy.CopyIn`` / ``CopyOut`` to drive
+        self.copy = None
 
 
 class Cursor:
@@ -84,6 +86,35 @@ class Cursor:
             self._pos = 0
             self._convert_values()
             return self
+
+    def copy(self, sql: str, params: Optional[Sequence[Any]] = None):
+        """Run a ``COPY ... FROM STDIN`` or ``COPY ... TO STDOUT`` and return its
+        ``mzlite.copy.Copy``, in psycopg's shape: ``with cur.copy("COPY t FROM STDIN") as
+        copy: copy.write_row((1, "a"))`` (or ``copy.write(b"1\ta\n")``), loaded when the
+        block ends (nothing when it raises); ``with cur.copy("COPY t TO STDOUT") as copy:
+        for data in copy: ...`` (bytes), or ``copy.rows()`` (tuples of text)."""
+        from mzlite.copy import Copy
+        with self._lock:
+            self._check_open()
+            params = None if params is None else check_parameters(params)
+            self._drop_stream()
+            self._result = None
+            session = self.connection.session
+            session.copy_driver = True
+            try:
+                result = self._database().execute_sql(session, sql, params)
+            finally:
+                session.copy_driver = False
+            if result.copy is None:
+                from sql.errors import ProgrammingError as _PE
+                raise _PE("copy() runs a COPY ... FROM STDIN or COPY ... TO STDOUT statement")
+            self._result = result
+            self._pos = 0
+            return Copy(self, result)
+
+    def copy_done(self, status: str, rowcount: int) -> None:
+        """A ``Copy`` finished: the cursor reports its tag and row count."""
+        self._result = Result(status, None, rowcount=rowcount)
 
     #: ``interval`` columns come back as ``datetime.timedelta`` (a month is 30 days, as
     #: psycopg converts); False keeps the engine's ``repr.dates.Interval`` (months kept)

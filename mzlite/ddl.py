@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from mzlite.catalog_store import note_alter_system
 from mzlite.cursor import Result
 from mzlite.temporal import check_maintainable, check_volatile, inlined
+from planner import plans as P
 from planner.catalog import CatalogItem, ColumnDef
 from planner.lower import build_index_dataflow, build_materialized_view_dataflow
 from planner.optimize import optimize
@@ -37,10 +39,34 @@ def create_table(db, session, plan, stmt, params) -> Result:
     return Result(plan.tag, None)
 
 
-def _create_dataflow(db, desc, on_created=None):
-    """Create ``desc`` at ``Reader.dataflow_as_of`` of its imports, which stay held there until
-    the dataflow's frontier passes it; ``on_created(as_of)`` runs first (an MV's output)."""
+def create_table_as(db, session, plan, stmt, params) -> Result:
+    """CREATE TABLE ... AS: the query's rows read first, then the table created and the rows
+    written through the table write path (``Writer.apply``), as an INSERT's are.  The catalog
+    persists the plain CREATE TABLE (``plan.create_sql``): the rows are data."""
+    existing = db.catalog.try_resolve(plan.name)
+    if existing is not None:
+        if plan.if_not_exists:
+            return Result("CREATE TABLE AS", None)
+        raise E.error_for(E.DUPLICATE_TABLE, f'relation "{plan.name}" already exists')
+    session.refuse_in_transaction(plan)
+    rows = db.writer.evaluate(session, plan.expr)
+    create_table(db, session, P.CreateTablePlan(plan.name, plan.columns, False, plan.create_sql), stmt, params)
+    table = db.catalog.try_resolve(plan.name)
+    counts: dict = {}
+    for r in rows:
+        counts[r] = counts.get(r, 0) + 1
+    if counts:
+        db.writer.apply(session, {table.id: counts}, consolidated=True)
+    return Result(f"SELECT {len(rows)}", None, rowcount=len(rows))
+
+
+def _create_dataflow(db, desc, on_created=None, min_as_of=None):
+    """Create ``desc`` at ``Reader.dataflow_as_of`` of its imports (or ``min_as_of``, when
+    later: a restored output's upper), which stay held there until the dataflow's frontier
+    passes it; ``on_created(as_of)`` runs first (an MV's output)."""
     as_of = db.reader.dataflow_as_of(desc.import_ids())
+    if min_as_of is not None and min_as_of > as_of:
+        as_of = min_as_of
     holds = db.reader.hold(desc.import_ids(), as_of)
     desc = dataclasses.replace(desc, as_of=as_of)
     try:
@@ -62,7 +88,8 @@ def create_materialized_view_dataflow(db, item_id: GlobalId, name: str, expr, ar
     def create_output(as_of):
         db.storage.create_output(item_id, arity, as_of)
     try:
-        _create_dataflow(db, desc, create_output)
+        # a restored output (a data directory, a restarted replica) continues from its upper
+        _create_dataflow(db, desc, create_output, min_as_of=db.storage.restored_upper(item_id))
     except Exception:
         if item_id in db.storage.collections:
             db.storage.drop(item_id)
@@ -166,6 +193,7 @@ def alter_system(db, session, plan, stmt, params) -> Result:
     name = plan.name.lower()
     before = dict(db.system.values)
     db.system.set(name, plan.value)
+    note_alter_system(db, name, plan.value)  # persisted with the catalog (a data directory)
     if name == "enable_compute_interactive_runtime" and bool(before[name]) != bool(db.system[name]):
         db.restart_replica()
     db.controller.update_configuration({name: db.system[name]})

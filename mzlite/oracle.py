@@ -17,6 +17,11 @@ at once instead of forcing every dataflow to catch up with a brand-new milliseco
 ``tick_ms`` or more behind the clock (the ticker is late, or ``tick_ms`` is 0, the default
 for a manual clock so tests see time move at once), ``read_ts`` catches up to the clock and
 the caller advances the tables.
+In a data directory the oracle is durable, as Materialize's is: it never hands out a
+timestamp above its persisted high-water mark (``reserve``, called under its lock, persists
+a new mark ``RESERVE_MS`` ahead before the first timestamp past the old one goes out), and a
+reopened oracle starts above the persisted mark (``floor``), so time continues strictly
+after every timestamp ever handed out even when the wall clock went backwards.
 Deliberately not here: advancing storage uppers (``storage.tables``) or running the
 ticker (``mzlite.coordinator``).
 """
@@ -47,18 +52,27 @@ class ManualClock:
 
 #: how far (ms) a read timestamp may trail a wall clock before a read catches up itself
 TICK_MS = 1000
+#: how far (ms) past the timestamp that needs it a durable oracle reserves its high-water
+#: mark: one durable write per this much time, not one per timestamp
+RESERVE_MS = 1000
 
 
 class TimestampOracle:
-    def __init__(self, clock: Optional[Callable[[], int]] = None, tick_ms: Optional[int] = None):
+    def __init__(self, clock: Optional[Callable[[], int]] = None, tick_ms: Optional[int] = None, *,
+                 floor: int = 0, reserve: Optional[Callable[[int], None]] = None):
         self.clock = clock or wall_clock_ms
         #: reads trail the clock by less than this many ms (0: reads follow the clock)
         self.tick_ms = (0 if clock is not None else TICK_MS) if tick_ms is None else tick_ms
         #: a tick is used by reads once it is this old (ms): dataflows have had that long to
         #: catch up with the table uppers it advanced, so reading at it rarely waits
         self.settle_ms = self.tick_ms // 2
-        self._last_write = 0
-        self._last_read = 0
+        #: every timestamp handed out is above ``floor`` (a reopened durable oracle's persisted mark)
+        self._last_write = floor
+        self._last_read = floor
+        #: ``reserve(mark)`` persists a high-water mark (None: an in-memory oracle)
+        self._reserve = reserve
+        #: the persisted high-water mark: no timestamp above it has been handed out
+        self._reserved = floor
         #: ticks handed out (ascending, the newest last), none older than the settled one
         self._ticks: list[int] = []
         #: the newest tick at least ``settle_ms`` old when a read last looked
@@ -70,8 +84,16 @@ class TimestampOracle:
         with self._lock:
             last_tick = self._ticks[-1] if self._ticks else 0
             t = max(self.clock(), self._last_write + 1, self._last_read + 1, last_tick + 1)
+            if self._reserve is not None and t > self._reserved:
+                self._claim(t)
             self._last_write = t
             return t
+
+    def _claim(self, t: int) -> None:
+        """Persist a high-water mark past ``t`` before ``t`` is handed out (under the lock)."""
+        mark = t + RESERVE_MS
+        self._reserve(mark)
+        self._reserved = mark
 
     def _read_time(self, now: int) -> int:
         ticks = self._ticks
@@ -87,6 +109,8 @@ class TimestampOracle:
         with self._lock:
             now = self.clock()
             t = self._read_time(now)
+            if self._reserve is not None and t > self._reserved:
+                self._claim(t)
             if t == now and t > max(self._last_write, self._last_read, self._settled):
                 self._ticks.append(t)
             self._last_read = t
@@ -97,6 +121,8 @@ class TimestampOracle:
         Reads use it once it has settled (``settle_ms`` later)."""
         with self._lock:
             t = max(self.clock(), self._last_write, self._last_read, self._ticks[-1] if self._ticks else 0)
+            if self._reserve is not None and t > self._reserved:
+                self._claim(t)
             self._ticks.append(t)
             return t
 

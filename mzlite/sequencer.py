@@ -20,7 +20,7 @@ conversion (``mzlite.coordinator``); what each handler does (``reads``, ``bulk``
 """
 from __future__ import annotations
 
-from mzlite import bulk, ddl, show, subscribe
+from mzlite import bulk, catalog_store, copy, ddl, show, subscribe
 from mzlite.bulk_modify import plan_bulk_modify
 from mzlite.cursor import Result
 from mzlite.reads import select
@@ -90,6 +90,8 @@ HANDLERS = {
     P.DeclarePlan: subscribe.declare,
     P.FetchPlan: subscribe.fetch,
     P.ClosePlan: subscribe.close_cursor,
+    P.CopyPlan: copy.copy,
+    P.CreateTableAsPlan: ddl.create_table_as,
 }
 
 
@@ -102,10 +104,12 @@ def sequence(db, session, plan, stmt, params) -> Result:
         return handler(db, session, plan, stmt, params)
     db.catalog_version += 1  # plans cached against the old catalog (and their index choices) are stale
     try:
-        return handler(db, session, plan, stmt, params)
+        result = handler(db, session, plan, stmt, params)
     finally:
         db.catalog_version += 1
         subscribe.end_for_dropped(db)
+    catalog_store.persist_after(db)  # a data directory: the change is durable before it is acknowledged
+    return result
 
 
 def sequence_many(db, session, stmt, param_sets) -> Result:

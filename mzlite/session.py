@@ -142,6 +142,9 @@ class Session:
         self.cancel_requested = False
         #: SUBSCRIBE cursors and the like, by name (a later issue)
         self.portals: dict = {}
+        #: True while a caller that drives COPY's data runs a statement (``Cursor.copy``, the
+        #: shell's ``\copy``, the wire protocol): COPY FROM STDIN / TO STDOUT hand it the data
+        self.copy_driver = False
 
     def in_transaction(self) -> bool:
         return self.txn is not None and self.txn.explicit

@@ -23,6 +23,7 @@ from expr.relation import Get
 from expr.scalar import Column
 from planner import plans as P
 from planner.bind_dml import assignment_cast, bind_delete, bind_insert, bind_update, table_context
+from planner.bind_copy import bind_copy, bind_create_table_as
 from planner.bind_expr import ExprContext, Scope, enum_name, type_modifier
 from planner.bind_query import TOP, UNIT, Binder
 from planner.catalog import ColumnDef
@@ -452,5 +453,5 @@ _DISPATCH = {
     "commit": _transaction, "rollback": _transaction, "set": _set, "reset": _reset,
     "alter_system_set": _alter_system, "alter_system_reset": _alter_system, "show_variable": _show_variable,
     "show": _show, "explain": _explain, "subscribe": _subscribe, "declare": _declare, "fetch": _fetch,
-    "close": _close,
+    "close": _close, "copy": bind_copy, "create_table_as": bind_create_table_as,
 }

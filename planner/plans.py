@@ -273,3 +273,35 @@ class FetchPlan(Plan):
 @dataclass(frozen=True)
 class ClosePlan(Plan):
     name: Optional[str]  #: None: CLOSE ALL
+
+
+@dataclass(frozen=True)
+class CopyPlan(Plan):
+    """``COPY``: into ``table_id``'s ``column_indexes`` (``is_from``) or out of ``expr`` (a
+    table's columns, or a query's rows after ``finishing``).  ``columns``: the ``(name, type)``
+    pairs copied, in order; ``target``: a server-side file name, or None for STDIN/STDOUT;
+    ``options``: ``(name, value)`` as written, checked by ``mzlite.copy``."""
+    is_from: bool
+    table_id: Optional[GlobalId]
+    table_name: str
+    columns: tuple[tuple[str, str], ...]
+    column_indexes: tuple[int, ...]
+    expr: Any
+    finishing: RowSetFinishing
+    target: Optional[str]
+    options: tuple
+    depends_on: frozenset = frozenset()
+    tag: ClassVar[str] = "COPY"
+
+
+@dataclass(frozen=True)
+class CreateTableAsPlan(DdlPlan):
+    """``CREATE TABLE name AS query``: a table of ``columns`` filled with ``expr``'s rows.
+    ``create_sql`` is the plain ``CREATE TABLE`` the catalog persists (the rows are data)."""
+    name: str
+    columns: tuple[ColumnDef, ...]
+    expr: Any
+    if_not_exists: bool = False
+    create_sql: str = ""
+    depends_on: frozenset = frozenset()
+    tag: ClassVar[str] = "CREATE TABLE AS"

@@ -16,6 +16,7 @@ buffer), variable interpolation into SQL (``interpolate``), ``\\copy``, ``\\c``.
 from __future__ import annotations
 
 import shlex
+import sys
 import time
 from typing import Callable
 
@@ -27,6 +28,7 @@ General
   \\? or \\help            show this help
 Query buffer / input
   \\i FILE                execute commands from file
+  \\copy T FROM|TO FILE   COPY table T from/to a local file (or stdin/stdout); COPY's options follow
   \\watch [SEC] [count=N] execute the last query every SEC seconds (default 2) until Ctrl-C
 Output
   \\o [FILE]              send query results to file (or back to stdout)
@@ -214,6 +216,52 @@ def _out(runner, args):
             runner.out = open(args[0], "w", encoding="utf-8")
         except OSError as exc:
             raise MetaError(f"{args[0]}: {exc.strerror or exc}") from None
+
+
+@command("copy")
+def _copy(runner, args):
+    """psql's ``\\copy``: COPY through this process's files or the shell's stdin/stdout, run
+    as ``COPY ... FROM STDIN`` / ``TO STDOUT`` on ``Cursor.copy``."""
+    words = list(args)
+    lower = [w.lower() for w in words]
+    at = next((i for i, w in enumerate(lower) if w in ("from", "to")), None)
+    if at is None or at == 0 or at + 1 >= len(words):
+        raise MetaError("parse error: expected \\copy TABLE [(COLUMNS)] FROM|TO FILE|STDIN|STDOUT [OPTIONS]")
+    is_from = lower[at] == "from"
+    source, target = " ".join(words[:at]), words[at + 1]
+    rest = " ".join(words[at + 2:])
+    sql = f"COPY {source} {'FROM STDIN' if is_from else 'TO STDOUT'} {rest}"
+    local = target.lower() not in ("stdin", "stdout", "pstdin", "pstdout")
+    try:
+        cur = runner.connection().cursor()
+        if is_from:
+            if local:
+                with open(target, "rb") as f:
+                    data = f.read()
+            else:
+                lines = []
+                for line in sys.stdin:
+                    if line.rstrip("\r\n") == "\\.":
+                        break
+                    lines.append(line)
+                data = "".join(lines).encode()
+            with cur.copy(sql) as copy:
+                copy.write(data)
+        else:
+            with cur.copy(sql) as copy:
+                if local:
+                    with open(target, "wb") as f:
+                        for chunk in copy:
+                            f.write(chunk)
+                else:
+                    for chunk in copy:
+                        runner.write(chunk.decode())
+    except OSError as exc:
+        raise MetaError(f"{target}: {exc.strerror or exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a database error is printed as psql prints it
+        runner.report(exc, sql)
+        return False
+    runner.write(f"{cur.statusmessage}\n")
 
 
 @command("watch")

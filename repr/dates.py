@@ -311,18 +311,41 @@ def _parse_ts(text: str, type_name: str, with_tz: bool) -> _dt.datetime:
     return out.replace(tzinfo=UTC) if with_tz else out
 
 
+#: the canonical ISO forms (``YYYY-MM-DD HH:MM:SS[.ffffff]``, ``YYYY-MM-DD``), read by the C
+#: ``fromisoformat`` when it accepts them (a value it refuses, such as second 60 or year 0,
+#: takes the general path, which also gives the errors): text parameters and COPY's common
+#: case (100,000 timestamps: 2.5 s -> 0.2 s)
+_ISO_TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?")
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def parse_timestamp(text: str) -> _dt.datetime:
     """``timestamp`` input: ``YYYY-MM-DD[( |T)HH:MM[:SS[.f]]]``; a zone is ignored, as in PostgreSQL."""
+    if _ISO_TS.fullmatch(text) is not None:
+        try:
+            return _dt.datetime.fromisoformat(text)
+        except ValueError:
+            pass
     return _parse_ts(text, "timestamp", False)
 
 
 def parse_timestamptz(text: str) -> _dt.datetime:
     """``timestamptz`` input; no zone means UTC (the session time zone)."""
+    if _ISO_TS.fullmatch(text) is not None:
+        try:
+            return _dt.datetime.fromisoformat(text).replace(tzinfo=UTC)
+        except ValueError:
+            pass
     return _parse_ts(text, "timestamp with time zone", True)
 
 
 def parse_date(text: str) -> _dt.date:
     """``date`` input: ``YYYY-MM-DD``, a time after it is ignored as in PostgreSQL."""
+    if _ISO_DATE.fullmatch(text) is not None:
+        try:
+            return _dt.date.fromisoformat(text)
+        except ValueError:
+            pass
     special, m = _match_input(text, "date")
     if special is not None:
         return special

@@ -22,13 +22,16 @@ class Error(Exception):
     default_sqlstate = "XX000"
 
     def __init__(self, message: str, sqlstate: Optional[str] = None, position: Optional[int] = None,
-                 detail: Optional[str] = None, hint: Optional[str] = None):
+                 detail: Optional[str] = None, hint: Optional[str] = None, context: Optional[str] = None):
         super().__init__(message)
         self.message = message
         self.sqlstate = sqlstate or self.default_sqlstate
         self.position = position
         self.detail = detail
         self.hint = hint
+        #: where the error happened, as PostgreSQL's CONTEXT field says it (``COPY t, line 3,
+        #: column a: "x"``); None when there is nothing to say
+        self.context = context
 
     # psycopg spells it pgcode
     @property
@@ -36,7 +39,7 @@ class Error(Exception):
         return self.sqlstate
 
     def __str__(self) -> str:
-        return self.message
+        return self.message if self.context is None else f"{self.message}\nCONTEXT:  {self.context}"
 
 
 class InterfaceError(Error):

@@ -10,8 +10,16 @@ extend the log *before* advancing ``upper``, so a reader never sees a time below
 Compaction replaces ``(base, log)`` as one tuple, so a concurrent reader keeps a
 consistent view; folding the log into the base is built privately in bounded steps
 (``_FoldJob``) and published the same way, so no call holds the GIL for a whole fold.
+Durability (a data directory): a collection may carry hooks into ``storage.durable``: a
+materialized view's output persists every ``append_timed`` *before* making it visible
+(``durable``), and a finished fold hands its new base to ``on_folded`` (physical compaction
+of the shard); tables are persisted by ``storage.tables``' commit.  A collection restored
+from a data directory (``restore``) starts with its persisted since, upper and history;
+an output restored that way retracts its persisted contents at its first write after the
+restart (``correct_at_first_write``: its new dataflow writes its whole snapshot then, so
+the difference is what changed, as Materialize's self-correcting persist sink does).
 Deliberately not here: read holds (the coordinator owns them), when folds are stepped
-(the coordinator's ticker) and durability (a later issue).
+(the coordinator's ticker), the store itself.
 """
 from __future__ import annotations
 
@@ -129,6 +137,36 @@ class _FoldJob:
         return False
 
 
+def _consolidate_pairs(pairs: list) -> list:
+    acc: dict = {}
+    for row, d in pairs:
+        acc[row] = acc.get(row, 0) + d
+    return [(r, d) for r, d in acc.items() if d]
+
+
+def _restored(batches: list, since) -> tuple[dict, list]:
+    """``(base, log)`` of persisted batches: times at or below ``since`` summed into the base,
+    later ones merged per time into log entries."""
+    base: dict = {}
+    by_time: dict = {}
+    for t, ups in batches:
+        if since is not None and t <= since:
+            for row, d in ups:
+                c = base.get(row, 0) + d
+                if c:
+                    base[row] = c
+                else:
+                    base.pop(row, None)
+        else:
+            by_time.setdefault(t, []).extend(ups)
+    log = []
+    for t in sorted(by_time):
+        ups = _consolidate_pairs(by_time[t])
+        if ups:
+            log.append((t, tuple(ups)))
+    return base, log
+
+
 class SinceError(Exception):
     """A read below the collection's since."""
 
@@ -155,6 +193,30 @@ class StorageCollection(UpperListeners):
         self._fold_lock = threading.Lock()  # one thread steps the fold at a time
         #: why the writer of this collection failed (a materialized view's dataflow), else None
         self.failed: Optional[str] = None
+        #: ``durable(batches, error_batches, new_upper)``: persists an output's write before it
+        #: is visible (``storage.tables`` sets it in a data directory); None in memory
+        self.durable: Optional[Callable] = None
+        #: ``on_folded(collection, time, base)``: a fold published ``base``, the contents as of
+        #: ``time`` (its last folded entry's); the store compacts the shard to it
+        self.on_folded: Optional[Callable] = None
+        #: ``(rows, errors)`` to retract at the first ``append_timed`` (``correct_at_first_write``)
+        self._correction: Optional[tuple[dict, dict]] = None
+
+    def restore(self, batches: list, errors: list = ()) -> None:
+        """Load persisted ``(time, [(row, diff)])`` batches (time order; a fresh collection
+        whose since and upper are the persisted ones): those at or below since fold into the
+        base, the rest become the log."""
+        self._state = _restored(batches, self.since)
+        self._err_state = _restored(list(errors), self.since)
+
+    def correct_at_first_write(self) -> None:
+        """Retract the current contents at the next ``append_timed`` (see the module docstring)."""
+        everything = self.upper - 1 if self.upper is not None else None
+        if everything is None or self.since is None or everything < self.since:
+            self._correction = ({}, {})
+            return
+        self._correction = (self._consolidated(self._state, everything),
+                            self._consolidated(self._err_state, everything))
 
     # ----------------------------------------------------------- writing
     def append(self, updates: list, time: int, new_upper: Frontier) -> None:
@@ -183,6 +245,18 @@ class StorageCollection(UpperListeners):
         err_by_time: dict[int, list] = {}
         for row, t, d in errors:
             err_by_time.setdefault(t, []).append((row, d))
+        if self._correction is not None and self.upper is not None and (new_upper is None or new_upper > self.upper):
+            rows, errs = self._correction
+            self._correction = None
+            at = self.upper
+            by_time[at] = _consolidate_pairs(by_time.get(at, []) + [(r, -d) for r, d in rows.items()])
+            err_by_time[at] = _consolidate_pairs(err_by_time.get(at, []) + [(r, -d) for r, d in errs.items()])
+            if not by_time[at]:
+                del by_time[at]
+            if not err_by_time[at]:
+                del err_by_time[at]
+        if self.durable is not None and (by_time or err_by_time or new_upper != self.upper):
+            self.durable(sorted(by_time.items()), sorted(err_by_time.items()), new_upper)
         with self._lock:
             for t in sorted(err_by_time):
                 if self.upper is None or t < self.upper or (new_upper is not None and t >= new_upper):
@@ -325,6 +399,11 @@ class StorageCollection(UpperListeners):
                     assert base is job.base and log[:len(job.entries)] == job.entries
                     self._state = (job.out, log[len(job.entries):])
                     self._folding = None
+                    published = True
+                else:
+                    published = False
+            if published and self.on_folded is not None and job.entries:
+                self.on_folded(self, job.entries[-1][0], job.out)
             return False
         finally:
             self._fold_lock.release()

@@ -4,21 +4,30 @@ Owns the map from collection id to ``storage.persist.StorageCollection`` for tab
 and for materialized views' outputs (which the maintenance runtime writes).
 Invariants: a write commits at one timestamp from the oracle, and every *table's*
 upper advances past it together (group commit), so one read timestamp sees a
-consistent database; table uppers only advance.  Deliberately not here: validation
-of rows (the coordinator checks NOT NULL and types before calling ``commit``), and
-durability (a later issue).
+consistent database; table uppers only advance.  In a data directory (``store``, a
+``storage.durable.DurableStore``) a commit is appended to the store inside the same
+critical section that chose its timestamp and *before* it becomes visible in memory, so
+``commit`` returns (and the statement is acknowledged) only once the write is durable, and
+a write the store refused (disk full) is neither visible nor acknowledged.  Collections
+restored from the store (``restored``) come back with their persisted since and history;
+a materialized view's output persists its sink's writes (without a sync of its own: the
+next table commit's sync covers them, and a lost tail is corrected at restart) and is
+compacted on disk when its fold publishes.  Deliberately not here: validation of rows (the
+coordinator checks NOT NULL and types before calling ``commit``), the catalog's
+persistence (the adapter's ``mzlite.catalog_store``).
 """
 from __future__ import annotations
 
 import threading
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Optional
 
 from repr.ids import GlobalId
 from storage.persist import StorageCollection
 
 
 class TableStorage:
-    def __init__(self, oracle, *, on_commit: Callable[[], None] = lambda: None):
+    def __init__(self, oracle, *, on_commit: Callable[[], None] = lambda: None, store=None,
+                 restored: Optional[dict] = None):
         #: hands out write timestamps (``write_ts()``): the adapter's timestamp oracle
         self.oracle = oracle
         #: called as a write begins to commit: the adapter defers the runtimes' wakes
@@ -31,21 +40,88 @@ class TableStorage:
         #: writes committed so far (a session that wrote helps propagate them: ``Database``)
         self.commits = 0
         self._lock = threading.Lock()
+        #: the data directory's store (``storage.durable.DurableStore``), or None in memory
+        self.store = store
+        #: shard name -> ``storage.durable.StoredShard`` not yet claimed by its collection's
+        #: CREATE (replayed when the data directory opens)
+        self.restored: dict = dict(restored or {})
+        #: outputs' uppers advanced without data since the last ``flush_uppers``
+        self._pending_uppers: dict = {}
 
     def create_table(self, id: GlobalId, arity: int) -> StorageCollection:
         with self._lock:
             t = self.oracle.write_ts()
-            coll = StorageCollection(id, arity, since=t, upper=t + 1)
+            stored = self.restored.pop(str(id), None)
+            if stored is not None:  # every persisted time is below t: the oracle resumed above them
+                coll = StorageCollection(id, arity, since=min(stored.since, t), upper=t + 1)
+                coll.restore(stored.batches)
+            else:
+                coll = StorageCollection(id, arity, since=t, upper=t + 1)
+            self._attach(coll, output=False)
             self.collections[id] = coll
             self.tables.add(id)
         self.advance_tables(t + 1)
         return coll
 
+    def restored_upper(self, id: GlobalId) -> Optional[int]:
+        """The persisted upper of the output ``id`` awaiting its dataflow, if any: the new
+        dataflow's as_of must be at or past it."""
+        stored = self.restored.get(str(id))
+        return stored.upper if stored is not None else None  # (a kept collection has one too)
+
+    def keep_output(self, id: GlobalId) -> None:
+        """The output ``id`` is about to get a new dataflow (a restarted replica): keep its
+        history, as a restart from the store would (``create_output`` corrects it)."""
+        coll = self.collections.get(id)
+        if coll is not None and coll.upper is not None:
+            self.restored[str(id)] = coll
+
     def create_output(self, id: GlobalId, arity: int, as_of: int) -> StorageCollection:
-        """A collection written by a materialized view's sink, starting at ``as_of``."""
-        coll = StorageCollection(id, arity, since=as_of, upper=as_of)
+        """A collection written by a materialized view's sink, starting at ``as_of``; a
+        restored one (``restored_upper(id) <= as_of``) keeps its history and retracts its
+        old contents at its first write (``StorageCollection.correct_at_first_write``)."""
+        stored = self.restored.pop(str(id), None)
+        if isinstance(stored, StorageCollection):
+            coll = stored
+        elif stored is not None and stored.upper is not None:
+            coll = StorageCollection(id, arity, since=stored.since, upper=stored.upper)
+            coll.restore(stored.batches, stored.errors)
+        else:
+            coll = None
+        if coll is not None:
+            if as_of > coll.upper:  # nothing was written in between: the dataflow starts at as_of
+                coll.upper = as_of
+            coll.correct_at_first_write()
+        else:
+            if stored is not None and self.store is not None:
+                self.store.truncate_shard(str(id), as_of, as_of)
+            coll = StorageCollection(id, arity, since=as_of, upper=as_of)
+        self._attach(coll, output=True)
         self.collections[id] = coll
         return coll
+
+    def _attach(self, coll: StorageCollection, output: bool) -> None:
+        """Hook ``coll`` to the store (see the module docstring)."""
+        store = self.store
+        if store is None:
+            return
+        shard, arity = str(coll.id), coll.arity
+        coll.on_folded = lambda c, time, base: store.compact_shard(shard, arity, time, base, c.since) \
+            if self.collections.get(c.id) is c else None
+        if output:
+            def durable(batches, errors, upper):
+                if batches or errors:
+                    self._pending_uppers.pop(shard, None)
+                    store.append_output(shard, arity, batches, errors, upper)
+                else:
+                    self._pending_uppers[shard] = upper
+            coll.durable = durable
+
+    def flush_uppers(self) -> None:
+        """Record the outputs' uppers that advanced without data (the ticker calls it)."""
+        if self.store is not None and self._pending_uppers:
+            pending, self._pending_uppers = self._pending_uppers, {}
+            self.store.set_uppers(pending)
 
     def drop(self, id: GlobalId) -> None:
         with self._lock:
@@ -61,6 +137,9 @@ class TableStorage:
         self._on_commit()
         with self._lock:
             t = self.oracle.write_ts()
+            if self.store is not None:  # durable before visible, inside the timestamp's critical section
+                self.store.append_tables(t, {str(id): ups for id, ups in writes.items() if ups},
+                                         {str(id): self.collections[id].arity for id in writes})
             self.commits += 1
             for id, updates in writes.items():
                 if updates:

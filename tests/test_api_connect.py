@@ -88,12 +88,17 @@ def test_the_database_closes_with_its_last_connection():
         db.connect()
 
 
-@pytest.mark.parametrize("path", ["/tmp/mzlite-data", "data", pathlib.Path("somewhere"), "file:x.db"])
-def test_a_data_directory_is_not_supported_yet(path):
-    with pytest.raises(mzlite.NotSupportedError) as e:
-        mzlite.connect(path)
-    assert e.value.sqlstate == "0A000"
-    assert "not supported" in str(e.value)
+@pytest.mark.parametrize("path", ["data", pathlib.Path("somewhere"), "file:x.db"])
+def test_any_other_string_is_a_data_directory(path, tmp_path, monkeypatch):
+    """A path opens (creating it) a durable database (tests/test_durable.py has the rest)."""
+    monkeypatch.chdir(tmp_path)
+    con = mzlite.connect(path)
+    con.execute("CREATE TABLE t (a int)")
+    con.close()
+    assert (tmp_path / path / "mzlite.sqlite").exists()
+    con = mzlite.connect(path)
+    assert con.execute("SELECT count(*) FROM t").fetchall() == [(0,)]
+    con.close()
 
 
 def test_database_must_be_a_string():

@@ -38,10 +38,11 @@ def test_every_plan_class_has_exactly_one_handler():
 
 def test_ddl_is_a_property_of_the_plan_type():
     ddl = {c for c in _concrete_plan_classes() if c.changes_catalog}
-    assert ddl == {P.CreateTablePlan, P.CreateViewPlan, P.CreateIndexPlan, P.DropPlan, P.AlterSystemSetPlan}
+    assert ddl == {P.CreateTablePlan, P.CreateTableAsPlan, P.CreateViewPlan, P.CreateIndexPlan, P.DropPlan,
+                   P.AlterSystemSetPlan}
     assert {c for c in _concrete_plan_classes() if issubclass(c, P.DdlPlan)} == ddl - {P.AlterSystemSetPlan}
     rules = {c: c.transaction for c in _concrete_plan_classes() if c.transaction != "any"}
-    assert rules == {P.CreateTablePlan: "idle", P.CreateViewPlan: "idle", P.CreateIndexPlan: "idle",
+    assert rules == {P.CreateTablePlan: "idle", P.CreateTableAsPlan: "idle", P.CreateViewPlan: "idle", P.CreateIndexPlan: "idle",
                      P.DropPlan: "idle", P.UpdatePlan: "never", P.DeletePlan: "never"}
 
 
