@@ -176,3 +176,23 @@ def test_psql_describe_family(served):
     assert " public | dt_i | index | materialize | dt_t\n" in out
     assert "mz_tables" not in out
     assert " public      | materialize" in out and "List of databases" in out and " materialize |" in out
+
+
+def test_serve_a_data_directory_survives_a_restart(tmp_path):
+    """``mzlite serve DIR``: what a client wrote is there after SIGTERM and a new server."""
+    def serve():
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "repl.main", "serve", str(tmp_path / "data"), "--port",
+                                 str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert "listening" in proc.stdout.readline()
+        return port, proc
+    port, proc = serve()
+    assert psql(port, "-c", "CREATE TABLE dur (a int)", "-c", "INSERT INTO dur VALUES (7)").returncode == 0
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    port, proc = serve()
+    try:
+        assert psql(port, "-At", "-c", "SELECT a FROM dur").stdout.strip() == "7"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
