@@ -16,6 +16,10 @@ stops reading is disconnected once a write waits longer than the server's write 
 Deliberately not here: the socket listener, limits on connections and TLS
 (``server.listener``), message layout (``server.messages``), value formats
 (``server.pgtypes``), SCRAM (``server.auth``).
+
+Over 600 lines: the simple protocol, the extended protocol, COPY and streamed SUBSCRIBE
+share one connection's state (statements, portals, the skip-to-Sync rule, the cancel flag
+and the output buffer); split, each part would reach into the others' state.
 """
 from __future__ import annotations
 
@@ -374,7 +378,7 @@ class WireSession:
                     self.stream_subscribe(text, ())
                 else:
                     cur = self._execute(text, None)
-                    self._send_result(cur, None, 0, describe=True)
+                    self._send_result(cur, None, describe=True)
                 self._report_changes()
             except Error as e:
                 self.send_error(e, offset=offset)
@@ -419,7 +423,7 @@ class WireSession:
             raise M.ProtocolViolation(f"bind message has {len(formats)} result formats but query has {n} columns")
         return tuple(fields), encs
 
-    def _send_result(self, cur, formats, max_rows: int, describe: bool, portal: Optional[Portal] = None):
+    def _send_result(self, cur, formats, describe: bool):
         desc = cur.description
         if desc is None:
             self.send(M.CommandComplete(_tag(cur.statusmessage)))
