@@ -22,7 +22,7 @@ def _ensure_repo_on_path() -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("workload", nargs="?", default="freshness", choices=["freshness", "isolation", "load"])
+    p.add_argument("workload", nargs="?", default="freshness", choices=["freshness", "isolation", "load", "server"])
     p.add_argument("--quick", action="store_true",
                    help="smaller data: 100,000 orders (freshness), 50,000-row join (isolation), shorter runs")
     p.add_argument("--json", metavar="FILE", help="write the raw figures (every sample) to FILE")
@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also list this many functions by own time (tottime); 0 to omit (default 15)")
     p.add_argument("--profile-phases", help="comma-separated phases to profile (default all), e.g. hydrate,k=1")
     p.add_argument("--profile-dir", help="also write pstats files per phase here")
-    p.add_argument("--duration", type=float, help="isolation: seconds of reads per configuration")
+    p.add_argument("--duration", type=float, help="isolation: seconds of reads per configuration; server: "
+                                                   "seconds per phase")
     p.add_argument("--join-rows", type=int, help="isolation: orders in the heavy join")
     p.add_argument("--interval-ms", type=float, default=20.0, help="isolation: read interval (open loop)")
     return p
@@ -70,6 +71,8 @@ def main(argv=None) -> int:
         from bench.freshness import run
     elif args.workload == "load":
         from bench.load import run
+    elif args.workload == "server":
+        from bench.server import run  # mzlite serve against PostgreSQL 15, over the wire
     else:
         from bench.isolation import run
     result = run(args)

@@ -519,6 +519,11 @@ class Copy:
                 eng.abort()
         return False
 
+    @property
+    def engine(self):
+        """The ``CopyIn`` or ``CopyOut`` underneath (the wire protocol drives it directly)."""
+        return self._engine
+
     def _in(self) -> CopyIn:
         if not isinstance(self._engine, CopyIn):
             raise E.ProgrammingError("this COPY sends data (TO STDOUT): read it instead")

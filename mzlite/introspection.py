@@ -13,6 +13,7 @@ Deliberately not here: ``SHOW`` (``mzlite.show``), which reads the catalog direc
 """
 from __future__ import annotations
 
+from mzlite.pg_catalog import RELATIONS, rows as pg_catalog_rows
 from planner.catalog import CatalogItem, ColumnDef
 
 _SYSTEM = {
@@ -49,6 +50,7 @@ _SYSTEM = {
         "is_insertable_into", "is_trigger_updatable", "is_trigger_deletable", "is_trigger_insertable_into")),
     # ---- end
 }
+_SYSTEM.update({"pg_catalog." + name: cols for name, cols in RELATIONS.items()})
 
 
 class Introspection:
@@ -73,7 +75,10 @@ class Introspection:
             name = self.ids.get(gid)
             if name is None:
                 continue
-            rows = getattr(self, "_rows_" + name.replace(".", "_"))()
+            if name.startswith("pg_catalog."):
+                rows = pg_catalog_rows(self.db, name[len("pg_catalog."):], schema_of)
+            else:
+                rows = getattr(self, "_rows_" + name.replace(".", "_"))()
             new: dict = {}
             for r in rows:
                 new[r] = new.get(r, 0) + 1
@@ -175,6 +180,8 @@ def schema_of(item) -> str:
         return "public"
     if item.name.startswith("information_schema."):
         return "information_schema"
+    if item.name.startswith("pg_catalog."):
+        return "pg_catalog"
     return "mz_internal" if item.name in ("mz_dataflows", "mz_peek_counts") else "mz_catalog"
 
 

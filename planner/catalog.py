@@ -209,6 +209,10 @@ class Catalog:
         if len(parts) >= 2 and parts[-2] not in ("public", "mz_catalog", "pg_catalog", "mz_internal"):
             return None
         id = self._by_name.get(parts[-1])
+        if id is None and (len(parts) == 1 or parts[-2] == "pg_catalog"):
+            # pg_catalog relations are catalogued under their qualified name too (a user's
+            # "pg_class" shadows the unqualified name; PostgreSQL searches pg_catalog first)
+            id = self._by_name.get("pg_catalog." + parts[-1])
         return None if id is None else self._by_id[id]
 
     def resolve(self, name, position: Optional[int] = None) -> CatalogItem:

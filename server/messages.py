@@ -15,6 +15,9 @@ violation).  Deliberately not here: what a message means to a session (``server.
 sockets and TLS (``server.listener``), authentication exchanges (``server.auth``), value
 encodings (``server.pgtypes``).  ``data_rows`` encodes many DataRow messages at once
 without a dataclass per row: rows are the bulk of the traffic.
+
+Over 600 lines: the project keeps one protocol module per protocol, so every message of
+PostgreSQL's protocol that mzlite speaks is defined here and nowhere else.
 """
 from __future__ import annotations
 
@@ -167,6 +170,22 @@ def decode_startup(payload: bytes):
 
 # ------------------------------------------------------------------ session phase (frontend)
 
+class _Bare:
+    """A message without fields."""
+
+    @classmethod
+    def decode(cls, r: Reader):
+        return cls()
+
+
+class _Payload:
+    """A message whose one field is the rest of its payload."""
+
+    @classmethod
+    def decode(cls, r: Reader):
+        return cls(r.rest())
+
+
 @dataclass(frozen=True)
 class Query:
     """Simple query: one string of zero or more statements.  Receiver: answers each
@@ -259,24 +278,16 @@ class Execute:
 
 
 @dataclass(frozen=True)
-class Sync:
+class Sync(_Bare):
     """Ends an extended-protocol batch: the implicit transaction commits (or, after an
     error, the batch's remaining messages were skipped) and ReadyForQuery follows."""
     tag: ClassVar[bytes] = b"S"
 
-    @classmethod
-    def decode(cls, r: Reader):
-        return cls()
-
 
 @dataclass(frozen=True)
-class Flush:
+class Flush(_Bare):
     """Asks the server to send what it has buffered (no reply of its own)."""
     tag: ClassVar[bytes] = b"H"
-
-    @classmethod
-    def decode(cls, r: Reader):
-        return cls()
 
 
 @dataclass(frozen=True)
@@ -296,48 +307,32 @@ class Close:
 
 
 @dataclass(frozen=True)
-class Terminate:
+class Terminate(_Bare):
     """The client is leaving: the receiver closes the session without answering."""
     tag: ClassVar[bytes] = b"X"
 
-    @classmethod
-    def decode(cls, r: Reader):
-        return cls()
-
 
 @dataclass(frozen=True)
-class PasswordMessage:
+class PasswordMessage(_Payload):
     """A password, or a SASL message (``server.auth`` reads ``data`` by the exchange it is in)."""
     tag: ClassVar[bytes] = b"p"
     data: bytes
 
-    @classmethod
-    def decode(cls, r: Reader):
-        return cls(r.rest())
-
 
 @dataclass(frozen=True)
-class CopyData:
+class CopyData(_Payload):
     """A chunk of COPY data (either direction)."""
     tag: ClassVar[bytes] = b"d"
     data: bytes
-
-    @classmethod
-    def decode(cls, r: Reader):
-        return cls(r.rest())
 
     def encode(self) -> bytes:
         return _message(b"d", bytes(self.data))
 
 
 @dataclass(frozen=True)
-class CopyDone:
+class CopyDone(_Bare):
     """The end of COPY data (either direction)."""
     tag: ClassVar[bytes] = b"c"
-
-    @classmethod
-    def decode(cls, r: Reader):
-        return cls()
 
     def encode(self) -> bytes:
         return _message(b"c", b"")
@@ -355,14 +350,10 @@ class CopyFail:
 
 
 @dataclass(frozen=True)
-class FunctionCall:
+class FunctionCall(_Payload):
     """The fastpath function call: refused (0A000), as Materialize refuses it."""
     tag: ClassVar[bytes] = b"F"
     payload: bytes
-
-    @classmethod
-    def decode(cls, r: Reader):
-        return cls(r.rest())
 
 
 #: tag -> frontend message class (the session phase)

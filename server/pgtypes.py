@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Callable, Optional
 
+from mzlite.pg_catalog import JSON_OID, PG_TYPES
 from repr.strconv import float4_out, to_text
 from sql.errors import Error, error_for
 
@@ -37,29 +38,15 @@ class PgType:
     array_oid: int
 
 
-_ROWS = [  # name, display name, oid, typlen, array oid
-    ("bool", "boolean", 16, 1, 1000), ("bytea", "bytea", 17, -1, 1001), ("int8", "bigint", 20, 8, 1016),
-    ("int2", "smallint", 21, 2, 1005), ("int4", "integer", 23, 4, 1007), ("text", "text", 25, -1, 1009),
-    ("oid", "oid", 26, 4, 1028), ("float4", "real", 700, 4, 1021), ("float8", "double precision", 701, 8, 1022),
-    ("unknown", "unknown", 705, -2, 0), ("bpchar", "character", 1042, -1, 1014),
-    ("varchar", "character varying", 1043, -1, 1015), ("date", "date", 1082, 4, 1182),
-    ("time", "time without time zone", 1083, 8, 1183),
-    ("timestamp", "timestamp without time zone", 1114, 8, 1115),
-    ("timestamptz", "timestamp with time zone", 1184, 8, 1185), ("interval", "interval", 1186, 16, 1187),
-    ("numeric", "numeric", 1700, -1, 1231), ("uuid", "uuid", 2950, 16, 2951), ("jsonb", "jsonb", 3802, -1, 3807),
-    ("record", "record", 2249, -1, 2287),
-    # Materialize's own (mz_catalog.mz_timestamp); its list types are reported as text
-    ("mz_timestamp", "mz_timestamp", 16552, 8, 16553),
-]
 #: mzlite type name (short and display) -> PgType
 TYPES: dict[str, PgType] = {}
 #: OID -> PgType (arrays included, as ``name[]``)
 BY_OID: dict[int, PgType] = {}
-for _name, _display, _oid, _len, _arr in _ROWS:
+for _name, _display, _oid, _typname, _len, _cat, _arr in PG_TYPES:  # the engine's pg_type
     TYPES[_name] = TYPES[_display] = BY_OID[_oid] = PgType(_name, _oid, _len, _arr)
     if _arr:
         TYPES[_name + "[]"] = TYPES[_display + "[]"] = BY_OID[_arr] = PgType(_name + "[]", _arr, -1, 0)
-TYPES["json"] = BY_OID[114] = PgType("json", 114, -1, 199)
+TYPES["json"] = BY_OID[JSON_OID] = PgType("json", JSON_OID, -1, 199)
 TEXT = TYPES["text"]
 
 
@@ -76,8 +63,9 @@ def type_name_for_oid(oid: int) -> Optional[str]:
     t = BY_OID.get(oid)
     if t is None or t.name == "unknown":
         return None
-    return {"json": "jsonb", "oid": "int8", "record": None}.get(t.name, t.name) if t.name in ("json", "oid",
-                                                                                               "record") else t.name
+    if t.name == "record":
+        return None
+    return {"json": "jsonb", "oid": "int8"}.get(t.name, t.name)
 
 
 # ------------------------------------------------------------------ text output

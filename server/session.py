@@ -16,6 +16,10 @@ stops reading is disconnected once a write waits longer than the server's write 
 Deliberately not here: the socket listener, limits on connections and TLS
 (``server.listener``), message layout (``server.messages``), value formats
 (``server.pgtypes``), SCRAM (``server.auth``).
+
+Over 600 lines: the simple protocol, the extended protocol, COPY and streamed SUBSCRIBE
+share one connection's state (statements, portals, the skip-to-Sync rule, the cancel flag
+and the output buffer); split, each part would reach into the others' state.
 """
 from __future__ import annotations
 
@@ -50,7 +54,7 @@ _ENCODINGS = {"utf8", "utf-8", "unicode"}
 STREAM_POLL_SECONDS = 0.02
 _COPY_TO = re.compile(r"^\s*COPY\s*\((?P<q>.*)\)\s*TO\s+STDOUT\s*(?:WITH\s*)?(?P<opts>\(.*\))?\s*;?\s*$",
                       re.I | re.S)
-_COPY_FROM = re.compile(r"^\s*COPY\s+.*\bFROM\s+STDIN\b", re.I | re.S)
+_COPY = re.compile(r"^\s*COPY\b", re.I)
 _SUBSCRIBE = re.compile(r"^\s*SUBSCRIBE\b", re.I)
 _WRITES = ("insert", "update", "delete")
 
@@ -354,7 +358,7 @@ class WireSession:
         if not sql.strip().strip(";").strip():
             self.send(M.EmptyQueryResponse())
             return
-        if _COPY_TO.match(sql) or _COPY_FROM.match(sql):
+        if _COPY.match(sql):
             try:
                 self.copy(sql)
             except Error as e:
@@ -374,7 +378,7 @@ class WireSession:
                     self.stream_subscribe(text, ())
                 else:
                     cur = self._execute(text, None)
-                    self._send_result(cur, None, 0, describe=True)
+                    self._send_result(cur, None, describe=True)
                 self._report_changes()
             except Error as e:
                 self.send_error(e, offset=offset)
@@ -419,7 +423,7 @@ class WireSession:
             raise M.ProtocolViolation(f"bind message has {len(formats)} result formats but query has {n} columns")
         return tuple(fields), encs
 
-    def _send_result(self, cur, formats, max_rows: int, describe: bool, portal: Optional[Portal] = None):
+    def _send_result(self, cur, formats, describe: bool):
         desc = cur.description
         if desc is None:
             self.send(M.CommandComplete(_tag(cur.statusmessage)))
@@ -465,27 +469,69 @@ class WireSession:
         self.send(M.CommandComplete(f"SUBSCRIBE {n}"))
 
     def copy(self, sql: str) -> None:
+        """``COPY (SUBSCRIBE ...) TO STDOUT`` streams; any other COPY runs through the engine's
+        ``mzlite.copy`` objects: CopyData in chunks into a ``CopyIn``, a ``CopyOut``'s chunks out."""
         m = _COPY_TO.match(sql)
-        if m is None:
-            raise error_for("0A000", "COPY FROM STDIN is not supported yet (the engine's COPY lands with the "
-                            "COPY issue)")
-        opts = (m.group("opts") or "").lower()
-        if "binary" in opts or "csv" in opts:
-            raise error_for("0A000", "COPY TO STDOUT supports the text format only so far")
-        inner = m.group("q")
-        if _SUBSCRIBE.match(inner):
-            self.stream_subscribe(inner, ())
+        if m is not None and _SUBSCRIBE.match(m.group("q")):
+            if re.search(r"\b(binary|csv)\b", (m.group("opts") or ""), re.I):
+                raise error_for("0A000", "COPY (SUBSCRIBE ...) TO STDOUT supports the text format only")
+            self.stream_subscribe(m.group("q"), ())
             return
-        cur = self._execute(inner, None)
-        desc = cur.description
-        if desc is None:
-            raise error_for("42601", "COPY query must return rows")
-        encs = [pgtypes.encoder(c[1], 0) for c in desc]
-        rows = cur.fetchall()
-        self.send(M.CopyResponse(b"H", 0, (0,) * len(desc)))
-        self.io.write(b"".join(M.CopyData(copy_text_row(r, encs)).encode() for r in rows))
+        from mzlite.copy import CopyIn
+        cur = self.con.cursor()
+        cur.intervals_as_timedelta = False
+        cur.documents_as_python = False
+        copy = cur.copy(sql)
+        eng = copy.engine
+        ncols = len(eng.fmt.columns)
+        if isinstance(eng, CopyIn):
+            self.send(M.CopyResponse(b"G", 0, (0,) * ncols))
+            self.flush()
+            self.copy_in(copy)
+            return
+        self.send(M.CopyResponse(b"H", 0, (0,) * ncols))
+        for chunk in copy:
+            self.io.write(M.CopyData(chunk).encode())
         self.send(M.CopyDone())
-        self.send(M.CommandComplete(f"COPY {len(rows)}"))
+        self.send(M.CommandComplete(f"COPY {eng.rowcount}"))
+
+    def copy_in(self, copy) -> None:
+        """COPY FROM STDIN: CopyData until CopyDone (load) or CopyFail (nothing loaded);
+        Flush and Sync are ignored meanwhile, as PostgreSQL ignores them."""
+        while True:
+            tag, payload = M.read_message(self.io, self.server.max_message_bytes)
+            msg = M.decode_message(tag, payload)
+            if isinstance(msg, M.CopyData):
+                try:
+                    copy.write(msg.data)
+                except Error:
+                    copy.engine.abort()
+                    self._drain_copy()
+                    raise
+            elif isinstance(msg, M.CopyDone):
+                n = copy.finish()
+                self.send(M.CommandComplete(f"COPY {n}"))
+                return
+            elif isinstance(msg, M.CopyFail):
+                copy.engine.abort()
+                raise error_for("57014", f"COPY from stdin failed: {msg.message}")
+            elif isinstance(msg, (M.Flush, M.Sync)):
+                continue
+            elif isinstance(msg, M.Terminate):
+                copy.engine.abort()
+                raise M.ConnectionClosed()
+            else:
+                copy.engine.abort()
+                raise M.ProtocolViolation(f"unexpected message type {tag!r} during COPY from stdin")
+
+    def _drain_copy(self) -> None:
+        """After a failed COPY FROM STDIN, read the client's remaining CopyData up to its end."""
+        while True:
+            tag, payload = M.read_message(self.io, self.server.max_message_bytes)
+            if tag in (b"c", b"f"):
+                return
+            if tag not in (b"d", b"H", b"S"):
+                raise M.ProtocolViolation(f"unexpected message type {tag!r} during COPY from stdin")
 
     # ------------------------------------------------------------------ extended protocol
     def extended(self, msg) -> None:
@@ -516,7 +562,7 @@ class WireSession:
         declared = tuple(pgtypes.type_name_for_oid(o) for o in msg.param_types)
         if not msg.sql.strip().strip(";").strip():
             stmt = Statement(msg.sql, (), [])
-        elif _COPY_TO.match(msg.sql) or _COPY_FROM.match(msg.sql):
+        elif _COPY.match(msg.sql):
             raise error_for("0A000", "COPY in the extended query protocol is not supported; use a simple query")
         else:
             types, columns = self.server.describe(self.con, msg.sql, declared)

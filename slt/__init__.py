@@ -2,7 +2,8 @@
 
     mzlite slt [--rewrite-results] [--system-parameter-default NAME=VALUE]...
                [--auto-index-selects] [--junit-report FILE] [-j N] [--fail-fast] [-v]
-               [--engine mzlite|sqlite|postgres] [--timeout SECONDS] [--compare-plans] [--known-deviations FILE | --no-known-deviations]
+               [--engine mzlite|sqlite|postgres | --url URL] [--timeout SECONDS] [--compare-plans]
+               [--known-deviations FILE | --no-known-deviations]
                PATH...
 
 Owns: the command line, finding files (a PATH is a file or a directory searched
@@ -81,6 +82,10 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="the database under test (sqlite: Python's sqlite3, for testing "
                          "the runner itself; postgres: a PostgreSQL server at "
                          "MZLITE_SLT_PG=host:port, the oracle for our suites)")
+    ap.add_argument("--url", metavar="URL", default=None,
+                    help="run the files against the PostgreSQL-protocol server at URL (e.g. "
+                         "postgres://materialize@127.0.0.1:6875/materialize for mzlite serve); files run "
+                         "one at a time, each after dropping every user object")
     ap.add_argument("--known-deviations", metavar="FILE", default=None,
                     help=f"known-deviations file (default: {DEFAULT_PATH}, except for --engine sqlite)")
     ap.add_argument("--no-known-deviations", action="store_true")
@@ -227,10 +232,10 @@ def main(argv=None) -> int:
                     rewrite=args.rewrite_results, auto_index_selects=args.auto_index_selects,
                     fail_fast=args.fail_fast, verbose=args.verbose, deviations=deviations,
                     junit=bool(args.junit_report), timeout=args.timeout,
-                    compare_plans=args.compare_plans)
+                    compare_plans=args.compare_plans, url=args.url)
     tty = sys.stdout.isatty()
     t0 = time.perf_counter()
-    results = run_paths(files, config, jobs=max(1, args.jobs),
+    results = run_paths(files, config, jobs=1 if args.url else max(1, args.jobs),
                         progress=tty and not args.verbose)
     elapsed = time.perf_counter() - t0
     passed = sum(r.passed for r in results)

@@ -6,8 +6,8 @@ database answered with, carrying its SQLSTATE), ``GuardedEngine`` (a per-stateme
 limit) and the adapters: ``MzliteEngine`` (the default: ``mzlite.connect(system_parameters
 =...)``, answering to postgresql, mzlite and materialize), ``SqliteEngine`` (Python's
 sqlite3, answering to sqlite; it must reproduce the SQLite corpus's expected answers and is
-how the runner is tested without depending on the engine) and, in pgwire.py,
-``PostgresEngine`` (the oracle for our suites).
+how the runner is tested without depending on the engine) and, in postgres.py,
+``PostgresEngine`` (psycopg: the PostgreSQL oracle for our suites, and any server at ``--url``).
 
 Invariant: the runner never touches a database API directly; an exception that is not a
 database error (a bug in the engine) becomes ``EngineError(internal=True)``, which never
@@ -270,15 +270,18 @@ class SqliteEngine(Engine):
             self._conn = None
 
 
-def _postgres(system_parameters=None):
-    from .pgwire import PostgresEngine
-    return PostgresEngine(system_parameters)
+def _postgres(system_parameters=None, url=None):
+    from .postgres import PostgresEngine
+    return PostgresEngine(system_parameters, url=url)
 
 
 ENGINES = {"mzlite": MzliteEngine, "sqlite": SqliteEngine, "postgres": _postgres}
 
 
-def make_engine(name: str, system_parameters: Optional[dict] = None) -> Engine:
+def make_engine(name: str, system_parameters: Optional[dict] = None, *, url: Optional[str] = None) -> Engine:
+    """A fresh engine ``name``; with ``url``, the PostgreSQL-protocol server there."""
+    if url is not None:
+        return _postgres(system_parameters, url=url)
     try:
         cls = ENGINES[name]
     except KeyError:

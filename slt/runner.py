@@ -69,13 +69,14 @@ class Config:
     timeout: float = 0.0        # seconds per statement; 0: no limit
     engine_factory: Optional[Callable] = None   # tests: a callable returning an Engine
     compare_plans: bool = False  # judge EXPLAIN-plan records too (else: counted as plans)
+    url: Optional[str] = None   # run against the PostgreSQL-protocol server at this URL (``--url``)
 
     def make_engine(self):
         if self.engine_factory is not None:
             factory = self.engine_factory
         else:
-            def factory(name=self.engine, params=self.system_parameters):
-                return _engines.make_engine(name, params)
+            def factory(name=self.engine, params=self.system_parameters, url=self.url):
+                return _engines.make_engine(name, params, url=url)
         if self.timeout and self.timeout > 0:
             return _engines.GuardedEngine(factory, self.timeout)
         return factory()

@@ -35,7 +35,7 @@ import pytest
 
 import mzlite
 from slt.engines import EngineError
-from slt.pgwire import PostgresEngine
+from slt.postgres import PostgresEngine
 from tests.support import querygen
 
 ROUND_SIZE = 20
@@ -46,11 +46,8 @@ DML_STEPS = 2
 class _PG(PostgresEngine):
     """The slt oracle's client, pointed at a given host, port and database."""
 
-    def __init__(self, host, port, database):  # noqa: D401 (deliberately not calling super)
-        self.host, self.port, self.user, self.database = host, port, "postgres", database
-        self.sock = None
-        self._buf = b""
-        self._connect()
+    def __init__(self, host, port, database):
+        super().__init__(url=f"host={host} port={port} user=postgres dbname={database}", reset=False)
 
     def reset(self):
         self.execute("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public")

@@ -148,3 +148,51 @@ def test_serve_help_and_refusals():
     r = subprocess.run([sys.executable, "-m", "repl.main", "serve", "--host", "0.0.0.0", "--port", "0"], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "without authentication" in r.stderr
+
+
+def test_slt_runner_through_the_server(served):
+    """``mzlite slt --url`` runs our suites through the server (CI runs all of slt/test
+    this way, interactive runtime on and off); here two files, SUBSCRIBE and cursors."""
+    import slt
+    port, _ = served
+    url = f"postgres://materialize@127.0.0.1:{port}/materialize"
+    assert slt.main(["--url", url, str(ROOT / "slt/test/subscribe.slt"), str(ROOT / "slt/test/cursors.slt")]) == 0
+
+
+def test_psql_describe_family(served):
+    """psql 15's \\dt, \\dv, \\dm, \\di, \\dn and \\l run their own pg_catalog queries and list
+    mzlite's objects as PostgreSQL lists its own.  Sabotage seen red: pg_table_is_visible
+    answering true for system relations listed mz_catalog's tables under \\dt."""
+    port, _ = served
+    r = psql(port, "-c", "CREATE TABLE dt_t (a int)", "-c", "CREATE VIEW dt_v AS SELECT a FROM dt_t",
+             "-c", "CREATE MATERIALIZED VIEW dt_m AS SELECT count(*) FROM dt_t", "-c", "CREATE INDEX dt_i ON dt_t (a)")
+    assert r.returncode == 0, r.stderr
+    r = psql(port, "-c", r"\dt dt_*", "-c", r"\dv dt_*", "-c", r"\dm dt_*", "-c", r"\di dt_*", "-c", r"\dn", "-c", r"\l")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert " public | dt_t | table | materialize\n" in out
+    assert " public | dt_v | view | materialize\n" in out
+    assert " public | dt_m | materialized view | materialize\n" in out
+    assert " public | dt_i | index | materialize | dt_t\n" in out
+    assert "mz_tables" not in out
+    assert " public      | materialize" in out and "List of databases" in out and " materialize |" in out
+
+
+def test_serve_a_data_directory_survives_a_restart(tmp_path):
+    """``mzlite serve DIR``: what a client wrote is there after SIGTERM and a new server."""
+    def serve():
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "repl.main", "serve", str(tmp_path / "data"), "--port",
+                                 str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert "listening" in proc.stdout.readline()
+        return port, proc
+    port, proc = serve()
+    assert psql(port, "-c", "CREATE TABLE dur (a int)", "-c", "INSERT INTO dur VALUES (7)").returncode == 0
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    port, proc = serve()
+    try:
+        assert psql(port, "-At", "-c", "SELECT a FROM dur").stdout.strip() == "7"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)

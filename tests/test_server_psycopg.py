@@ -269,3 +269,29 @@ def test_declare_fetch_with_timeout(pg):
         rows = pg.execute("FETCH ALL c WITH (timeout = '1s')").fetchall()
         assert sorted(r[2] for r in rows) == [1, 2]
         assert pg.execute("FETCH ALL c WITH (timeout = '0.05s')").fetchall() == []
+
+
+def test_copy_in_and_out(pg):
+    """COPY FROM STDIN feeds CopyData into the engine's CopyIn (text and CSV); a bad row
+    loads nothing and the session goes on; COPY TO STDOUT sends the CopyOut's chunks.
+    Sabotage seen red: finishing the CopyIn on CopyFail loaded the rows of an aborted COPY."""
+    pg.execute("CREATE TABLE cp (a int, b text)")
+    with pg.cursor().copy("COPY cp FROM STDIN") as cp:
+        for i in range(3):
+            cp.write_row((i, f"r{i}"))
+    with pg.cursor().copy("COPY cp (a, b) FROM STDIN WITH (FORMAT csv)") as cp:
+        cp.write(b'10,x\n11,"y,z"\n')
+    assert pg.execute("SELECT a, b FROM cp ORDER BY a").fetchall() == [(0, "r0"), (1, "r1"), (2, "r2"), (10, "x"),
+                                                                       (11, "y,z")]
+    with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+        with pg.cursor().copy("COPY cp FROM STDIN") as cp:
+            cp.write(b"7\tok\nzz\tbad\n")
+    with pytest.raises(psycopg.errors.QueryCanceled):
+        with pg.cursor().copy("COPY cp FROM STDIN") as cp:
+            cp.write(b"8\tok\n")
+            raise KeyboardInterrupt  # psycopg sends CopyFail
+    assert pg.execute("SELECT count(*) FROM cp").fetchone() == (5,)
+    with pg.cursor().copy("COPY (SELECT a, b FROM cp WHERE a < 2 ORDER BY a) TO STDOUT") as cp:
+        assert list(cp.rows()) == [("0", "r0"), ("1", "r1")]
+    with pg.cursor().copy("COPY cp TO STDOUT WITH (FORMAT csv)") as cp:
+        assert sorted(b"".join(cp).decode().splitlines()) == ["0,r0", "1,r1", "10,x", "11,\"y,z\"", "2,r2"]

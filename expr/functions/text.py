@@ -327,6 +327,14 @@ def string_to_array(s, delim, null_str=None):
     return Array([None if (null_str is not None and p == null_str) else p for p in parts])
 
 
+#: the one role mzlite has (pg_catalog's owner columns name it)
+OWNER = "materialize"
+_add("pg_get_userbyid", lambda oid: OWNER)
+#: the first OID of a user object (``mzlite.pg_catalog.relation_oid``): user objects live in
+#: ``public``, on the search path; system relations are in schemas off it
+USER_OID_BASE = 20000
+_add("pg_table_is_visible", lambda oid: oid >= USER_OID_BASE)
+_add("pg_encoding_to_char", lambda enc: "UTF8" if enc == 6 else "")
 _add("textcat", textcat)
 _add("concat", concat, strict=False)
 _add("concat_ws", concat_ws, strict=False)

@@ -39,7 +39,11 @@ FUNCTIONS = sigs(
     *((n, p, "text[]", n) for n in ("regexp_match", "regexp_split_to_array", "string_to_array") for p in (_TT, _TTT)),
     # the session's database and the server's version, constants in mzlite (one database)
     *((n, (), "text", n) for n in ("version", "mz_version", "current_database", "current_schema")),
-    ("mz_version_num", (), "int4", "mz_version_num"))
+    ("mz_version_num", (), "int4", "mz_version_num"),
+    # system information, as the pg_catalog queries of psql and drivers call them (one owner)
+    *(("pg_get_userbyid", (t,), "text", "pg_get_userbyid") for t in ("int4", "int8")),
+    *(("pg_table_is_visible", (t,), "bool", "pg_table_is_visible") for t in ("int4", "int8")),
+    ("pg_encoding_to_char", ("int4",), "text", "pg_encoding_to_char"))
 OPERATORS = sigs(*((op, _TT, "bool", fid) for op, fid in (("~", "regex_match"), ("~*", "regex_imatch"),
                                                            ("!~", "regex_not_match"), ("!~*", "regex_not_imatch"))),
                  *((op, _TT, "bool", fid) for op, fid in CMP.items()))

@@ -1,0 +1,205 @@
+"""A PostgreSQL-protocol engine for the runner, through psycopg 3.
+
+Owns ``PostgresEngine``, which runs records against any server that speaks PostgreSQL's
+protocol: PostgreSQL itself, the oracle for suites that avoid Materialize-only syntax
+(``--engine postgres`` with ``MZLITE_SLT_PG=host:port[:user[:database]]``, default
+127.0.0.1:5432:postgres), or ``--url postgres://...`` (``mzlite serve``, Materialize).
+It answers skipif/onlyif to ``postgresql`` and ``pgoracle`` against PostgreSQL, and to
+``postgresql``, ``mzlite`` and ``materialize`` against a server that reports ``mz_version``.
+Our suites (slt/test/) mark Materialize-only syntax with ``skipif pgoracle`` and
+oracle-only helpers (REFRESH MATERIALIZED VIEW) with ``onlyif pgoracle``.
+
+Invariants: values come back as mzlite's engine returns them to the runner (bool, int,
+Decimal for numeric, float, and PostgreSQL's text for every other type), chosen by the
+column's type OID, so rendering is the same code path for every engine; each file starts
+from an empty database (PostgreSQL: a fresh ``public`` schema; a Materialize-like server:
+every user object dropped); ``simple conn=NAME`` blocks run on a session of their own.
+Deliberately not here: rendering, comparison (``slt.render``, ``slt.runner``).
+"""
+from __future__ import annotations
+
+import os
+import re
+from decimal import Decimal
+from typing import Optional
+
+from .engines import Engine, EngineError, Result
+
+__all__ = ["PostgresEngine"]
+
+_SUBSCRIBE = re.compile(r"\s*SUBSCRIBE\b", re.I)
+_FLOAT_SPECIAL = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+def _install_loaders(conn) -> None:
+    """Make ``conn`` read ints, bools, floats and numerics as Python values and every other
+    type as its text (PostgreSQL's output, which the runner renders)."""
+    import psycopg
+    from psycopg.adapt import Loader
+
+    class IntLoader(Loader):
+        def load(self, data):
+            return int(bytes(data))
+
+    class BoolLoader(Loader):
+        def load(self, data):
+            return bytes(data) == b"t"
+
+    class FloatLoader(Loader):
+        def load(self, data):
+            s = bytes(data).decode()
+            return _FLOAT_SPECIAL[s] if s in _FLOAT_SPECIAL else float(s)
+
+    class NumericLoader(Loader):
+        def load(self, data):
+            return Decimal(bytes(data).decode())
+
+    class TextLoader(Loader):
+        def load(self, data):
+            return bytes(data).decode("utf-8")
+
+    m = conn.adapters
+    for t in psycopg.postgres.types:
+        for oid in (t.oid, getattr(t, "array_oid", 0)):
+            if oid:
+                m.register_loader(oid, TextLoader)
+    for oid in (20, 21, 23, 26):
+        m.register_loader(oid, IntLoader)
+    m.register_loader(16, BoolLoader)
+    for oid in (700, 701):
+        m.register_loader(oid, FloatLoader)
+    m.register_loader(1700, NumericLoader)
+
+
+def _convert(oid: int, raw: bytes):
+    s = bytes(raw).decode("utf-8")
+    if oid in (20, 21, 23, 26):
+        return int(s)
+    if oid == 16:
+        return s == "t"
+    if oid in (700, 701):
+        return _FLOAT_SPECIAL[s] if s in _FLOAT_SPECIAL else float(s)
+    if oid == 1700:
+        return Decimal(s)
+    return s
+
+
+def oracle_url() -> str:
+    spec = os.environ.get("MZLITE_SLT_PG", "127.0.0.1:5432").split(":")
+    host = spec[0] or "127.0.0.1"
+    port = int(spec[1]) if len(spec) > 1 else 5432
+    user = spec[2] if len(spec) > 2 else "postgres"
+    database = spec[3] if len(spec) > 3 else user
+    return f"host={host} port={port} user={user} dbname={database}"
+
+
+class PostgresEngine(Engine):
+    """See the module docstring.  ``url``: a libpq connection string or URL; None is the oracle."""
+
+    def __init__(self, system_parameters=None, url: Optional[str] = None, *, reset: bool = True):
+        try:
+            import psycopg
+        except ImportError:  # pragma: no cover - psycopg is in the test extra
+            raise EngineError("the PostgreSQL engine needs psycopg (pip install 'psycopg[binary]')", "08000",
+                              internal=True) from None
+        self._psycopg = psycopg
+        self.url = url or oracle_url()
+        self._conns: dict = {}
+        main = self._connection(None)
+        self.materialize_like = main.info.parameter_status("mz_version") is not None
+        self.names = frozenset({"postgresql", "mzlite", "materialize"} if self.materialize_like
+                               else {"postgresql", "pgoracle"})
+        if self.materialize_like:  # the runner's system parameters, where the server differs
+            for name, value in (system_parameters or {}).items():
+                shown = self.execute(f"SHOW {name}").rows[0][0]
+                if str(shown).lower() != str(value).lower() and {str(shown).lower(), str(value).lower()} not in (
+                        {"on", "true"}, {"off", "false"}):
+                    self.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+        if reset:
+            self.reset()
+
+    def _connection(self, name: Optional[str]):
+        c = self._conns.get(name)
+        if c is None or c.closed:
+            try:
+                c = self._psycopg.connect(self.url, autocommit=True)
+            except self._psycopg.Error as e:
+                raise EngineError(f"cannot connect to {self.url}: {e}", "08001", internal=True) from None
+            _install_loaders(c)
+            self._conns[name] = c
+        return c
+
+    def execute(self, sql: str, conn: Optional[str] = None) -> Result:
+        c = self._connection(conn)
+        psycopg = self._psycopg
+        try:
+            cur = c.cursor()
+            if self.materialize_like and _SUBSCRIBE.match(sql):
+                return self._subscribe(c, sql)
+            cur.execute(sql, prepare=False)  # no parameters: the simple protocol, several statements allowed
+            while cur.nextset():  # several statements: the runner reads the last result
+                pass
+            if cur.description is not None:
+                rows = cur.fetchall()
+                return Result([d.name for d in cur.description], rows, cur.rowcount, cur.statusmessage or "")
+            return Result(None, None, cur.rowcount, cur.statusmessage or "")
+        except psycopg.OperationalError as e:
+            if c.closed:
+                raise EngineError(f"connection lost: {e}", "08006", internal=True) from None
+            raise self._error(e) from None
+        except psycopg.Error as e:
+            raise self._error(e) from None
+        finally:
+            if not c.closed and c.pgconn.transaction_status == psycopg.pq.TransactionStatus.ACTIVE:
+                c.close()  # a statement left half-read (an aborted stream): the next call reconnects
+
+    def _subscribe(self, c, sql: str) -> Result:
+        """A (bounded) SUBSCRIBE through the extended protocol, which streams it as rows (a
+        simple query gets COPY data); libpq directly, as psycopg's ``stream`` drops the
+        columns of an empty result."""
+        pgconn = c.pgconn
+        pgconn.send_query_params(sql.encode("utf-8"), None)
+        last = None
+        while True:
+            res = pgconn.get_result()
+            if res is None:
+                break
+            last = res
+        pq = self._psycopg.pq
+        if last is None or last.status == pq.ExecStatus.FATAL_ERROR:
+            if last is None:
+                raise EngineError("no result", "XX000", internal=True)
+            e = self._psycopg.errors.error_from_result(last, encoding="utf-8")
+            raise self._error(e)
+        cols = [last.fname(i).decode() for i in range(last.nfields)]
+        rows = []
+        for r in range(last.ntuples):
+            rows.append(tuple(None if last.get_value(r, i) is None else
+                              _convert(last.ftype(i), last.get_value(r, i)) for i in range(last.nfields)))
+        return Result(cols, rows, len(rows), (last.command_status or b"").decode())
+
+    @staticmethod
+    def _error(e) -> EngineError:
+        d = e.diag
+        return EngineError(d.message_primary or str(e), d.sqlstate or "XX000", detail=d.message_detail,
+                           hint=d.message_hint)
+
+    def reset(self) -> None:
+        for name in [n for n in self._conns if n is not None]:
+            self._conns.pop(name).close()
+        if not self.materialize_like:
+            self.execute("ROLLBACK; DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public")
+            return
+        self.execute("ROLLBACK")
+        for kind, relation in (("MATERIALIZED VIEW", "mz_materialized_views"), ("VIEW", "mz_views"),
+                               ("TABLE", "mz_tables")):
+            for (name,) in self.execute(f"SELECT name FROM mz_catalog.{relation}").rows or ():
+                self.execute(f'DROP {kind} IF EXISTS "{name}" CASCADE')
+
+    def close(self) -> None:
+        for c in self._conns.values():
+            try:
+                c.close()
+            except Exception:
+                pass
+        self._conns.clear()
