@@ -103,8 +103,11 @@ def _like(like, name) -> bool:
 
 
 def show_create(db, session, plan, stmt, params) -> Result:
+    """``SHOW CREATE ...``: (name, create_sql), Materialize's columns and format
+    (``mzlite.show_create``)."""
+    from mzlite.show_create import qualified, show_create_sql
     item = db.catalog.get(plan.id)
-    return _rows(("name", "create_sql"), [(item.name, item.create_sql)])
+    return _rows(("name", "create_sql"), [(qualified(item.name).replace('"', ""), show_create_sql(db, item))])
 
 
 def explain(db, session, plan, stmt, params) -> Result:
