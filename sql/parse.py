@@ -694,6 +694,7 @@ class _Ctx:
             self.options()
         if self.peek() == "AS" and self.peek(1) in ("TEXT", "JSON", "DOT", "VERBOSE"):
             self.i += 1
+            self.accept("VERBOSE")
             fmt = self.ident()
         self.accept("FOR")
         if self.i >= len(self.toks):
