@@ -91,3 +91,15 @@ def rename(db, session, plan, stmt, params) -> Result:
                  lambda m: m.group(1) + new_bare, item.create_sql, count=1)
     db.catalog.replace(dataclasses.replace(item, name=plan.new, create_sql=sql))
     return Result(plan.tag, None)
+
+
+def comment(db, session, plan, stmt, params) -> Result:
+    """Set or remove a comment (``Catalog.comments``; a schema's lives in ``schemas``)."""
+    session.refuse_in_transaction(plan)
+    if plan.target[0] == "schema":
+        db.catalog.schemas[plan.target[1]] = plan.text or ""
+    elif plan.text is None:
+        db.catalog.comments.pop(plan.target, None)
+    else:
+        db.catalog.comments[plan.target] = plan.text
+    return Result(plan.tag, None)
