@@ -10,6 +10,7 @@ here: where the rows come from (``compute.peek``, the adapter's constant reads).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Optional
 
 from expr.relation import ColumnOrder
@@ -28,8 +29,9 @@ class RowSetFinishing:
 
 
 def _val(v):
-    """A value's sort key: NaN sorts above every other float, as in PostgreSQL."""
-    if v.__class__ is float and v != v:
+    """A value's sort key: NaN (float or numeric) sorts above every other number, as in
+    PostgreSQL (``!=`` never signals, even for a numeric NaN)."""
+    if v != v:
         return (1,)
     return (0, v)
 
@@ -46,18 +48,28 @@ def _row_key(row: tuple) -> tuple:
     return tuple((1,) if v is None else (0, _val(v)) for v in row)
 
 
-def _by_row(rows: list) -> list:
+_NAN_TYPES = (float, Decimal)
+
+
+def _by_row(rows) -> list:
     """``(row, count)`` pairs in the order of the whole row (NULLs last, NaN above numbers).
     Rows are distinct, so comparing pairs compares rows; rows without NULLs or NaN compare
-    natively, the common case, and a TypeError (a NULL met a value) falls back to keys."""
+    natively (one C-level sort, the common case), and a TypeError (a NULL met a value) or a
+    NaN in a float column (found by scanning only the columns whose first value is a
+    float) falls back to keys."""
+    out = list(rows)
     try:
-        out = sorted(rows)
-    except TypeError:
-        return sorted(rows, key=lambda rc: _row_key(rc[0]))
-    for row, _c in out:
-        for v in row:
-            if v.__class__ is float and v != v:  # NaN: native comparison gives no order
-                return sorted(rows, key=lambda rc: _row_key(rc[0]))
+        out.sort()
+    except (TypeError, ArithmeticError):  # a NULL met a value, or a numeric NaN signalled
+        out.sort(key=lambda rc: _row_key(rc[0]))
+        return out
+    first = out[0][0] if out else ()
+    for i in [i for i, v in enumerate(first) if v.__class__ in _NAN_TYPES]:
+        for row, _c in out:
+            v = row[i]
+            if v != v:  # NaN: native comparison gives no order
+                out.sort(key=lambda rc: _row_key(rc[0]))
+                return out
     return out
 
 

@@ -150,7 +150,7 @@ class Introspection:
         from sql.types import column_facts
         out = []
         for schema, i in self._relations():
-            defaults = _column_defaults(i) if i.kind == "table" else {}
+            defaults = column_defaults(i) if i.kind == "table" else {}
             for pos, c in enumerate(i.columns, 1):
                 f = column_facts(c.type, c.typmod)
                 udt = "varchar" if c.typmod is not None and c.typmod[0] == "varchar" else c.type
@@ -196,7 +196,7 @@ def view_definition(create_sql: str) -> str:
     return m.group(1).strip().rstrip(";") if m else create_sql
 
 
-def _column_defaults(item) -> dict:
+def column_defaults(item) -> dict:
     """column name -> the DEFAULT expression's text, as PostgreSQL's column_default shows a
     literal: numbers as written, strings with a cast to the column's type."""
     import pglast

@@ -29,12 +29,17 @@ def create_schema(db, session, plan, stmt, params) -> Result:
     return Result(plan.tag, None)
 
 
-def drop_schema(db, session, plan, stmt, params) -> Result:
+def _drop_named(db, session, plan, table: dict) -> Result:
+    """Drop what ``plan`` drops (dependents first), then its names from ``table``."""
     session.refuse_in_transaction(plan)
     drop_ids(db, plan.drop_ids)
     for name in plan.names:
-        db.catalog.schemas.pop(name, None)
+        table.pop(name, None)
     return Result(plan.tag, None)
+
+
+def drop_schema(db, session, plan, stmt, params) -> Result:
+    return _drop_named(db, session, plan, db.catalog.schemas)
 
 
 def create_cluster(db, session, plan, stmt, params) -> Result:
@@ -44,11 +49,7 @@ def create_cluster(db, session, plan, stmt, params) -> Result:
 
 
 def drop_cluster(db, session, plan, stmt, params) -> Result:
-    session.refuse_in_transaction(plan)
-    drop_ids(db, plan.drop_ids)
-    for name in plan.names:
-        db.catalog.clusters.pop(name, None)
-    return Result(plan.tag, None)
+    return _drop_named(db, session, plan, db.catalog.clusters)
 
 
 def cluster_replicas(db, session, plan, stmt, params) -> Result:
@@ -89,4 +90,16 @@ def rename(db, session, plan, stmt, params) -> Result:
     sql = re.sub(r'(?i)((?:TABLE|VIEW|INDEX)\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:[\w"]+\.)*)"?' + re.escape(old_bare) + r'"?',
                  lambda m: m.group(1) + new_bare, item.create_sql, count=1)
     db.catalog.replace(dataclasses.replace(item, name=plan.new, create_sql=sql))
+    return Result(plan.tag, None)
+
+
+def comment(db, session, plan, stmt, params) -> Result:
+    """Set or remove a comment (``Catalog.comments``; a schema's lives in ``schemas``)."""
+    session.refuse_in_transaction(plan)
+    if plan.target[0] == "schema":
+        db.catalog.schemas[plan.target[1]] = plan.text or ""
+    elif plan.text is None:
+        db.catalog.comments.pop(plan.target, None)
+    else:
+        db.catalog.comments[plan.target] = plan.text
     return Result(plan.tag, None)

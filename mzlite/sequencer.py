@@ -108,6 +108,7 @@ HANDLERS = {
     P.ClusterReplicasPlan: namespaces.cluster_replicas,
     P.AlterClusterPlan: namespaces.alter_cluster,
     P.RenamePlan: namespaces.rename,
+    P.CommentPlan: namespaces.comment,
 }
 
 

@@ -50,12 +50,14 @@ def show_objects(db, session, plan, stmt, params) -> Result:
         return name.rsplit(".", 1)[-1]
 
     if kind == "tables":
-        return _rows(("name", "comment"), [(bare(i.name), "") for i in cat.items("table") if keep(i.name)])
+        return _rows(("name", "comment"), [(bare(i.name), cat.comment(i.id)) for i in cat.items("table")
+                                           if keep(i.name)])
     if kind == "views":
-        return _rows(("name", "comment"), [(bare(i.name), "") for i in cat.items("view") if keep(i.name)])
+        return _rows(("name", "comment"), [(bare(i.name), cat.comment(i.id)) for i in cat.items("view")
+                                           if keep(i.name)])
     if kind == "materialized_views":
         return _rows(("name", "cluster", "comment"),
-                     [(bare(i.name), i.cluster or "quickstart", "") for i in cat.items("materialized_view")
+                     [(bare(i.name), i.cluster or "quickstart", cat.comment(i.id)) for i in cat.items("materialized_view")
                       if keep(i.name) and (plan.cluster is None or i.cluster == plan.cluster)])
     if kind == "indexes":
         out = []
@@ -65,16 +67,17 @@ def show_objects(db, session, plan, stmt, params) -> Result:
             if not keep(i.name) or (plan.cluster is not None and i.cluster != plan.cluster):
                 continue
             out.append((bare(i.name), bare(cat.get(i.on_id).name), i.cluster or "quickstart",
-                        "{" + ",".join(i.key_sql) + "}", ""))
+                        "{" + ",".join(i.key_sql) + "}", cat.comment(i.id)))
         return _rows(("name", "on", "cluster", "key", "comment"), out)
     if kind == "objects":
         # the objects of the current schema (public), as Materialize lists them
-        out = [(bare(i.name), i.kind.replace("_", "-"), "") for i in cat.items() if i.id.is_user() and keep(i.name)]
+        out = [(bare(i.name), i.kind.replace("_", "-"), cat.comment(i.id)) for i in cat.items()
+               if i.id.is_user() and keep(i.name)]
         return _rows(("name", "type", "comment"), out)
     if kind == "columns":  # types with their declared modifiers
         item = cat.get(plan.on)
-        out = [(c.name, "true" if c.nullable else "false", format_type(c.type, c.typmod), "")
-               for c in item.columns if keep(c.name)]
+        out = [(c.name, "true" if c.nullable else "false", format_type(c.type, c.typmod), cat.comment(item.id, k))
+               for k, c in enumerate(item.columns) if keep(c.name)]
         res = _rows(("name", "nullable", "type", "comment"), out)
         return res
     # ---- the one database, its schemas, the one cluster
@@ -103,8 +106,11 @@ def _like(like, name) -> bool:
 
 
 def show_create(db, session, plan, stmt, params) -> Result:
+    """``SHOW CREATE ...``: (name, create_sql), Materialize's columns and format
+    (``mzlite.show_create``)."""
+    from mzlite.show_create import qualified, show_create_sql
     item = db.catalog.get(plan.id)
-    return _rows(("name", "create_sql"), [(item.name, item.create_sql)])
+    return _rows(("name", "create_sql"), [(qualified(item.name).replace('"', ""), show_create_sql(db, item))])
 
 
 def explain(db, session, plan, stmt, params) -> Result:

@@ -178,3 +178,34 @@ def rename(b, stmt, node):
     if b.catalog.try_resolve(new) is not None:
         raise b.error(errors.DUPLICATE_TABLE, f"catalog item '{node.newname}' already exists", rv.location)
     return P.RenamePlan(item.id, item.name, new)
+
+
+_COMMENT_KINDS = {"OBJECT_TABLE": "table", "OBJECT_VIEW": "view", "OBJECT_MATVIEW": "materialized_view",
+                  "OBJECT_INDEX": "index", "OBJECT_COLUMN": "column", "OBJECT_SCHEMA": "schema"}
+
+
+def comment(b, stmt, node):
+    """``COMMENT ON TABLE | VIEW | MATERIALIZED VIEW | INDEX | COLUMN | SCHEMA x IS 'text' | NULL``."""
+    kind = _COMMENT_KINDS.get(enum_name(node.objtype))
+    if kind is None:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"COMMENT ON {enum_name(node.objtype)[7:]} is not supported", 0)
+    if kind == "schema":
+        name = node.object.sval
+        if name not in b.catalog.schemas:
+            raise b.error("3F000", f"unknown schema '{name}'", 0)
+        return P.CommentPlan(("schema", name), node.comment)
+    parts = tuple(s.sval for s in node.object)
+    column = None
+    if kind == "column":
+        if len(parts) < 2:
+            raise b.error(errors.SYNTAX_ERROR, "column name must be qualified", 0)
+        parts, column = parts[:-1], parts[-1]
+    item = b.catalog.resolve(parts, position=stmt.position(0))
+    if kind == "column":
+        if column not in item.column_names():
+            raise b.error(errors.UNDEFINED_COLUMN, f'column "{column}" does not exist', 0)
+        return P.CommentPlan((item.id, item.column_names().index(column)), node.comment)
+    if item.kind != kind:
+        w = kind.replace("_", " ")
+        raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is a {item.kind_word()} not a{'n' if w[0] in 'aeiou' else ''} {w}", 0)
+    return P.CommentPlan((item.id, None), node.comment)

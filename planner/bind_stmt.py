@@ -658,4 +658,5 @@ _DISPATCH = {
     "create_schema": N.create_schema, "create_cluster": N.create_cluster,
     "drop_cluster": N.drop_cluster, "create_cluster_replica": N.create_cluster_replica,
     "drop_cluster_replica": N.drop_cluster_replica, "alter_cluster": N.alter_cluster, "rename": N.rename,
+    "comment": N.comment,
 }

@@ -115,6 +115,8 @@ class Catalog:
         self._by_name: dict[str, GlobalId] = {}
         self.schemas: dict[str, str] = {"public": ""}   #: user-writable schemas -> comment
         self.clusters: dict[str, Cluster] = {DEFAULT_CLUSTER: Cluster(DEFAULT_CLUSTER)}
+        #: COMMENT ON: (item id, column index or None) -> text; dropped with the item
+        self.comments: dict[tuple, str] = {}
         for it in items:
             self.add(it)
 
@@ -132,6 +134,8 @@ class Catalog:
 
     def remove(self, id: GlobalId) -> CatalogItem:
         item = self._by_id.pop(id)
+        for k in [k for k in self.comments if k[0] == id]:
+            del self.comments[k]
         self._by_name.pop(item.name, None)
         return item
 
@@ -173,6 +177,9 @@ class Catalog:
         if c is None:
             raise errors.error_for(errors.UNDEFINED_OBJECT, f"unknown cluster '{name}'", position=position)
         return c
+
+    def comment(self, id: GlobalId, column: Optional[int] = None) -> str:
+        return self.comments.get((id, column), "")
 
     def rename_cluster(self, old: str, new: str) -> None:
         """Point the items maintained by cluster ``old`` at ``new``."""

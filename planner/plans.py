@@ -383,3 +383,12 @@ class RenamePlan(DdlPlan):
     old: str
     new: str
     tag: ClassVar[str] = "ALTER OBJECT"
+
+
+@dataclass(frozen=True)
+class CommentPlan(DdlPlan):
+    """COMMENT ON: ``target`` is ``(item id, column index or None)`` or ``("schema", name)``;
+    ``text`` None removes the comment."""
+    target: tuple
+    text: Optional[str]
+    tag: ClassVar[str] = "COMMENT"

@@ -52,35 +52,31 @@ def _call_start(ctx, open_idx: int):
     return j
 
 
+def _opening(ctx, close_idx: int, open_w: str, close_w: str) -> int:
+    """The index of the token opening the bracket closed at ``close_idx`` (-1 if none)."""
+    depth = 0
+    for j in range(close_idx, -1, -1):
+        w = ctx.word(j)
+        depth += (w == close_w) - (w == open_w)
+        if depth == 0:
+            return j
+    return -1
+
+
 def rewrite(ctx) -> None:
     """Apply both rewrites to the statement at ``ctx`` (a ``sql.parse._Ctx``)."""
     edits = []
     n = len(ctx.toks)
     for k in range(1, n):
         if ctx.word(k) == "[" and ctx.word(k - 1) == "]":  # ARRAY[...][i]
-            depth, j = 0, k - 1
-            while j >= 0:
-                w = ctx.word(j)
-                depth += (w == "]") - (w == "[")
-                if depth == 0:
-                    break
-                j -= 1
+            j = _opening(ctx, k - 1, "[", "]")
             if j >= 1 and ctx.word(j - 1) == "ARRAY":
                 edits.append((ctx.toks[j - 1].start, "("))
                 edits.append((ctx.toks[k - 1].end, ")"))
             continue
         if ctx.word(k) != "[" or ctx.word(k - 1) != ")":
             continue
-        depth, j = 0, k - 1
-        while j >= 0:  # the matching "("
-            w = ctx.word(j)
-            if w == ")":
-                depth += 1
-            elif w == "(":
-                depth -= 1
-                if depth == 0:
-                    break
-            j -= 1
+        j = _opening(ctx, k - 1, "(", ")")
         start = _call_start(ctx, j) if j >= 0 else None
         if start is not None:
             edits.append((ctx.toks[start].start, "("))

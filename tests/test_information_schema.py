@@ -98,7 +98,9 @@ def test_show_statements(con):
     assert rows(con, "SHOW OBJECTS") == [("t", "table", ""), ("t_a", "index", ""), ("m", "materialized-view", "")]
     assert ("public", "") in rows(con, "SHOW SCHEMAS")
     assert rows(con, "SHOW DATABASES") == [("materialize", "")]
-    assert rows(con, "SHOW CREATE MATERIALIZED VIEW m") == [("m", "CREATE MATERIALIZED VIEW m AS SELECT a FROM t")]
+    assert rows(con, "SHOW CREATE MATERIALIZED VIEW m") == [  # Materialize's format (mzlite.show_create)
+        ("materialize.public.m", 'CREATE MATERIALIZED VIEW "materialize"."public"."m" IN CLUSTER "quickstart" '
+         'WITH (REFRESH = ON COMMIT) AS SELECT a FROM t')]
     con.execute("SET application_name = 'x'")
     assert rows(con, "SHOW application_name") == [("x",)]
     assert ("application_name", "x") in [r[:2] for r in rows(con, "SHOW ALL")]

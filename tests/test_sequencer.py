@@ -39,7 +39,7 @@ def test_every_plan_class_has_exactly_one_handler():
 def test_ddl_is_a_property_of_the_plan_type():
     ddl = {c for c in _concrete_plan_classes() if c.changes_catalog}
     namespaces = {P.CreateSchemaPlan, P.DropSchemaPlan, P.CreateClusterPlan, P.DropClusterPlan,
-                  P.ClusterReplicasPlan, P.AlterClusterPlan, P.RenamePlan}
+                  P.ClusterReplicasPlan, P.AlterClusterPlan, P.RenamePlan, P.CommentPlan}
     assert ddl == {P.CreateTablePlan, P.CreateTableAsPlan, P.CreateViewPlan, P.CreateIndexPlan, P.DropPlan,
                    P.AlterSystemSetPlan} | namespaces
     assert {c for c in _concrete_plan_classes() if issubclass(c, P.DdlPlan)} == ddl - {P.AlterSystemSetPlan}

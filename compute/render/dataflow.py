@@ -617,7 +617,7 @@ class Dataflow:
             self._cur = t
             for node, oks, errs in self._pending.pop(t, ()):
                 for c, port in node.consumers:
-                    if isinstance(c, _Node) and isinstance(c.op, JoinOp) and c.op.ignores_hydration(port):
+                    if isinstance(c, _Node) and isinstance(c.op, JoinOp) and c.op.reuses(port):
                         c.op.begin_time(port, t, (oks,))
                 self._queue_input(node, oks, errs)
             for node, oks in self._future.pop(t, ()):

@@ -272,6 +272,11 @@ class JoinOp(Operator):
         for i, plan in enumerate(plans):
             self.paths.append(self._build_path(i, plan, classes))
         self.needs_flush = bool(self.reused)
+        #: when every input is a reused import, one of them (the first) still pushes its
+        #: hydration through its path: its lookups read the others' full state at as_of,
+        #: which is the whole join; were all hydrations ignored, nothing would ever be
+        #: produced for as_of (select4.test's joins of two indexed columns came out empty)
+        self._hydrating_port = min(self.reused) if len(self.reused) == n else None
         # per input: its fallible single-input expressions, evaluated once per delta row so
         # a bad row yields one error and enters neither the paths nor the arrangements
         self._checks = []
@@ -426,8 +431,12 @@ class JoinOp(Operator):
         return True
 
     # ------------------------------------------------------------ execution
-    def ignores_hydration(self, port: int) -> bool:
+    def reuses(self, port: int) -> bool:
+        """Input ``port`` is read through its imported arrangement (``begin_time`` wanted)."""
         return port in self.reused
+
+    def ignores_hydration(self, port: int) -> bool:
+        return port in self.reused and port != self._hydrating_port
 
     def push(self, port: int, chunk: list, time: int):
         errs: list = []
@@ -450,8 +459,9 @@ class JoinOp(Operator):
                 chunk = kept
         if hydrating and port in self.reused:
             # the imported arrangement already holds this; its other local keys must too
+            out = self._delta(port, chunk, errs) if port == self._hydrating_port else EMPTY
             self._apply(port, chunk, errs, skip_reused=True)
-            return EMPTY, (errs or EMPTY)
+            return out, (errs or EMPTY)
         out = self._delta(port, chunk, errs)
         self._apply(port, chunk, errs, skip_reused=False)
         return out, (errs or EMPTY)

@@ -1,0 +1,81 @@
+"""SHOW CREATE output in Materialize's format.
+
+Owns the text ``SHOW CREATE TABLE | VIEW | MATERIALIZED VIEW | INDEX`` returns, in the
+shape Materialize prints its catalog's create_sql: every name quoted and qualified
+(``"materialize"."public"."t"``), column types qualified (``"pg_catalog"."int4"``), an
+index or materialized view naming its cluster (``IN CLUSTER "quickstart"``), a
+materialized view's ``WITH (REFRESH = ON COMMIT)``.  Invariant: the output is derived from
+the catalog item (its columns, key, cluster), never from what the user typed, except a
+view's query and a column default, which keep the user's text (Materialize prints them
+normalized by its own SQL printer; for the common ``SELECT 1`` and literal defaults the
+two agree).  Deliberately not here: listing objects (``mzlite.show``).
+"""
+from __future__ import annotations
+
+import re
+
+from planner.catalog import DATABASE
+
+#: mzlite's type names -> Materialize's catalog names (``pg_catalog``'s)
+_TYPE_NAMES = {"bpchar": "bpchar", "text": "text", "int2": "int2", "int4": "int4", "int8": "int8",
+               "float4": "float4", "float8": "float8", "numeric": "numeric", "bool": "bool", "date": "date",
+               "time": "time", "timestamp": "timestamp", "timestamptz": "timestamptz", "interval": "interval",
+               "jsonb": "jsonb", "bytea": "bytea", "uuid": "uuid", "mz_timestamp": "mz_timestamp"}
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def qualified(name: str) -> str:
+    schema, bare = name.rsplit(".", 1) if "." in name else ("public", name)
+    return f"{quote(DATABASE)}.{quote(schema)}.{quote(bare)}"
+
+
+def type_sql(col) -> str:
+    base, mod = col.type, col.typmod
+    if mod is not None and mod[0] == "varchar":
+        return '"pg_catalog"."varchar"' + (f"({mod[1]})" if mod[1] is not None else "")
+    if mod is not None and mod[0] == "bpchar":
+        return f'"pg_catalog"."bpchar"({mod[1]})'
+    if mod is not None and mod[0] == "numeric":
+        return f'"pg_catalog"."numeric"({mod[1]}, {mod[2]})'
+    if base.endswith("[]"):
+        return type_sql(type(col)(col.name, base[:-2])) + "[]"
+    name = _TYPE_NAMES.get(base)
+    if name is None:  # lists, maps and records: Materialize's own spelling
+        return base
+    return f'"pg_catalog".{quote(name)}'
+
+
+def _body(create_sql: str) -> str:
+    """The query of a CREATE [MATERIALIZED] VIEW as the user wrote it (after the top-level AS)."""
+    m = re.search(r"\bAS\b\s*(.*)$", create_sql, re.I | re.S)
+    return (m.group(1) if m else create_sql).strip().rstrip(";").strip()
+
+
+def show_create_sql(db, item) -> str:
+    if item.kind == "table":
+        from mzlite.introspection import column_defaults
+        defaults = column_defaults(item)
+        cols = []
+        for c in item.columns:
+            s = f"{quote(c.name)} {type_sql(c)}"
+            if not c.nullable:
+                s += " NOT NULL"
+            if c.name in defaults:
+                s += f" DEFAULT {defaults[c.name]}"
+            cols.append(s)
+        return f"CREATE TABLE {qualified(item.name)} ({', '.join(cols)})"
+    if item.kind == "view":
+        return f"CREATE VIEW {qualified(item.name)} AS {_body(item.create_sql)}"
+    if item.kind == "materialized_view":
+        return (f"CREATE MATERIALIZED VIEW {qualified(item.name)} IN CLUSTER {quote(item.cluster or 'quickstart')} "
+                f"WITH (REFRESH = ON COMMIT) AS {_body(item.create_sql)}")
+    if item.kind == "index":
+        on = db.catalog.get(item.on_id)
+        bare = item.name.rsplit(".", 1)[-1]
+        keys = [quote(k) if re.fullmatch(r"[a-z_][a-z0-9_$]*", k) else k for k in item.key_sql]
+        return (f"CREATE INDEX {quote(bare)} IN CLUSTER {quote(item.cluster or 'quickstart')} ON {qualified(on.name)} "
+                f"({', '.join(keys)})")
+    return item.create_sql
