@@ -10,7 +10,9 @@ storage and replica; a closed connection refuses every operation with
 Deliberately not here: execution and finding the database ``connect()`` names
 (``mzlite.coordinator``: ``open_database``), durable data directories (a later issue: a
 path raises ``NotSupportedError``), autocommit control (mzlite commits each statement
-unless ``BEGIN`` opened a transaction, as DuckDB does).
+unless ``BEGIN`` opened a transaction, as DuckDB does: ``autocommit``, sqlite3's
+``isolation_level`` and ``row_factory``, psycopg's ``read_only`` report that mode and refuse
+any other value rather than ignore it).
 """
 from __future__ import annotations
 
@@ -43,6 +45,53 @@ class Connection:
         self.database = database
         self.session = session
         self._closed = False
+
+    # Settings other drivers have, which a user may set expecting their effect: the value
+    # mzlite has is accepted, any other is refused (never set and ignored).
+    @property
+    def autocommit(self) -> bool:
+        """Always True: each statement commits unless ``BEGIN`` opened a transaction."""
+        return True
+
+    @autocommit.setter
+    def autocommit(self, value) -> None:
+        if not value:
+            raise _errors.NotSupportedError("autocommit off is not supported: open a transaction with BEGIN "
+                                            "(or execute('BEGIN')) and end it with commit() or rollback()",
+                                            sqlstate="0A000")
+
+    @property
+    def isolation_level(self):
+        """sqlite3's: None (autocommit), the only mode mzlite has."""
+        return None
+
+    @isolation_level.setter
+    def isolation_level(self, value) -> None:
+        if value is not None:
+            raise _errors.NotSupportedError("isolation_level (implicit transactions) is not supported: use BEGIN; "
+                                            "SET transaction_isolation chooses how reads see time",
+                                            sqlstate="0A000")
+
+    @property
+    def row_factory(self):
+        """sqlite3's: None (rows are tuples), the only one mzlite has."""
+        return None
+
+    @row_factory.setter
+    def row_factory(self, value) -> None:
+        if value is not None:
+            raise _errors.NotSupportedError("row_factory is not supported: rows are tuples", sqlstate="0A000")
+
+    @property
+    def read_only(self) -> bool:
+        """psycopg's: False; use BEGIN READ ONLY for a read-only transaction."""
+        return False
+
+    @read_only.setter
+    def read_only(self, value) -> None:
+        if value:
+            raise _errors.NotSupportedError("read_only connections are not supported: use BEGIN READ ONLY",
+                                            sqlstate="0A000")
 
     def cursor(self) -> Cursor:
         """A new cursor on this connection."""

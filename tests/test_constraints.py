@@ -107,3 +107,14 @@ def test_refused_definitions(con):
     with pytest.raises(mzlite.NotSupportedError) as ei:
         con.execute("CREATE TABLE c (id INTEGER PRIMARY KEY AUTOINCREMENT, x TEXT)")
     assert "AUTOINCREMENT" in str(ei.value)
+
+
+def test_failed_multi_statement_string_releases_its_keys(con):
+    """The undo of a failed multi-statement string moves the key counts back, so its keys
+    are free again.  Sabotage seen red: ``rollback_implicit`` not calling ``applied`` (the
+    second insert of key 3 was refused)."""
+    _setup(con)
+    with pytest.raises(mzlite.DataError):
+        con.execute("INSERT INTO t VALUES (3, 'c@x', 0); SELECT 1 / 0")
+    con.execute("INSERT INTO t VALUES (3, 'c@x', 0)")
+    assert _rows(con) == [(1, "a@x", 1), (2, "b@x", 2), (3, "c@x", 0)]

@@ -139,3 +139,15 @@ def test_bench_extra_is_declared_and_named():
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert any(d.startswith("numpy") for d in extras["bench"]) and any(d.startswith("duckdb") for d in extras["bench"])
     assert ".[bench]" in (root / "README.md").read_text()
+
+
+def test_driver_settings_with_no_effect_are_refused(con):
+    """Other drivers' connection settings mzlite does not have are refused, not set and
+    ignored (``con.autocommit = False`` was accepted, and every statement still committed)."""
+    con.autocommit = True
+    con.isolation_level = None
+    assert con.autocommit is True and con.isolation_level is None and con.row_factory is None
+    for attr, value in (("autocommit", False), ("isolation_level", "DEFERRED"), ("row_factory", dict),
+                        ("read_only", True)):
+        with pytest.raises(mzlite.NotSupportedError):
+            setattr(con, attr, value)
