@@ -692,7 +692,8 @@ class _Ctx:
             pass
         elif self.accept("TIMESTAMP"):
             stage = "timestamp"
-        if self.accept("WITH"):
+        if self.peek() == "WITH" and self.peek(1) == "(":  # options, not a query's WITH clause
+            self.i += 1
             self.options()
         if self.peek() == "AS" and self.peek(1) in ("TEXT", "JSON", "DOT", "VERBOSE"):
             self.i += 1
