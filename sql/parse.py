@@ -692,7 +692,7 @@ class _Ctx:
             pass
         elif self.accept("TIMESTAMP"):
             stage = "timestamp"
-        if self.peek() == "WITH" and self.peek(1) == "(":  # (not a query's WITH [RECURSIVE])
+        if self.peek() == "WITH" and self.peek(1) == "(":  # options, not a query's WITH clause
             self.i += 1
             self.options()
         if self.peek() == "AS" and self.peek(1) in ("TEXT", "JSON", "DOT", "VERBOSE"):
