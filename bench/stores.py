@@ -4,7 +4,7 @@ Owns the measurement behind ``storage.durable``'s choice (docs/PERFORMANCE.md, "
 storage"): stdlib ``sqlite3`` in WAL mode (synchronous=FULL) against LMDB (the ``lmdb``
 package, sync on) on the commit path the store has: a one-batch commit made durable
 (k=1), a 10,000-row batch, a 1M-row load as one batch, and reopening and reading it all
-back; rows encoded once by ``storage.codec`` (the same bytes for both).  Prints medians.
+back; rows packed once as ``storage.codec`` packs them (the same bytes for both).  Prints medians.
 Deliberately not here: mzlite itself (``bench.load`` measures the database).
 """
 from __future__ import annotations
@@ -69,11 +69,13 @@ def _lmdb(path, batches):
 
 
 def main() -> int:
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from storage.codec import encode_updates
-    one = encode_updates([((1, 2, 3, "note 1"), 1)], 4)
-    tenk = encode_updates({(i, i % 100, i * 3, f"note {i % 97}"): 1 for i in range(10_000)}, 4)
-    million = encode_updates({(i, i % 100, i * 3, f"note {i % 97}"): 1 for i in range(1_000_000)}, 4)
+    import msgpack
+
+    def encode(rows):  # as storage.codec packs a batch: column by column
+        return msgpack.packb([4, [1] * len(rows), *map(list, zip(*rows))])
+    one = encode([(1, 2, 3, "note 1")])
+    tenk = encode([(i, i % 100, i * 3, f"note {i % 97}") for i in range(10_000)])
+    million = encode([(i, i % 100, i * 3, f"note {i % 97}") for i in range(1_000_000)])
     batches = [("k=1 commit", one, 200), ("10,000-row batch", tenk, 20), ("1M-row load", million, 3)]
     tmp = tempfile.mkdtemp(prefix="mzlite-stores-")
     try:
