@@ -490,8 +490,11 @@ class WireSession:
             self.copy_in(copy)
             return
         self.send(M.CopyResponse(b"H", 0, (0,) * ncols))
-        for chunk in copy:
-            self.io.write(M.CopyData(chunk).encode())
+        fmt = eng.fmt
+        if fmt.header:
+            self.io.write(M.CopyData(fmt.header_line().encode()).encode())
+        for row in eng.rows:  # one row per CopyData, as PostgreSQL sends them (psycopg's rows() needs it)
+            self.io.write(M.CopyData(fmt.format_rows([row]).encode()).encode())
         self.send(M.CopyDone())
         self.send(M.CommandComplete(f"COPY {eng.rowcount}"))
 

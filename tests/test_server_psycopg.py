@@ -286,10 +286,12 @@ def test_copy_in_and_out(pg):
     with pytest.raises(psycopg.errors.InvalidTextRepresentation):
         with pg.cursor().copy("COPY cp FROM STDIN") as cp:
             cp.write(b"7\tok\nzz\tbad\n")
-    with pytest.raises(psycopg.errors.QueryCanceled):
+    class Abort(Exception):
+        pass
+    with pytest.raises((Abort, psycopg.errors.QueryCanceled)):
         with pg.cursor().copy("COPY cp FROM STDIN") as cp:
             cp.write(b"8\tok\n")
-            raise KeyboardInterrupt  # psycopg sends CopyFail
+            raise Abort()  # psycopg sends CopyFail
     assert pg.execute("SELECT count(*) FROM cp").fetchone() == (5,)
     with pg.cursor().copy("COPY (SELECT a, b FROM cp WHERE a < 2 ORDER BY a) TO STDOUT") as cp:
         assert list(cp.rows()) == [("0", "r0"), ("1", "r1")]
