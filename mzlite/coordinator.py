@@ -12,6 +12,11 @@ releases it, ``unlocked``, its inputs held); a failed statement changes nothing;
 ids are never reused (``u`` for user objects, ``t`` for transient ones).  Deliberately not
 here: applying plans (``mzlite.sequencer`` and its handlers), reads (``mzlite.reads``),
 writes (``mzlite.writes``, ``mzlite.bulk``), anything below the protocol.
+
+Over 600 lines: the database's life (open, restore from a data directory, close), its
+statement entry points and its named-database registry share ``Database``'s state and its
+locks; the parts that do not (statement handlers, reads, writes, COPY, subscriptions, the
+catalog store) already live in their own modules.
 """
 from __future__ import annotations
 

@@ -17,6 +17,9 @@ ends the data.  CSV: a field is NULL when it is unquoted and equals the NULL str
 empty string by default) unless FORCE_NOT_NULL names its column; FORCE_NULL makes a quoted
 match NULL too; quoted fields may span lines.  Deliberately not here: the binary format
 (refused, 0A000), COPY ... PROGRAM (refused by the planner), encodings other than UTF-8.
+
+Over 600 lines (barely): the COPY formats' parsers and formatters and the objects that drive
+them share the format state; the per-type text parsers are in ``repr``.
 """
 from __future__ import annotations
 

@@ -21,6 +21,9 @@ sort as PostgreSQL orders them.  Deliberately not here: SQL signatures (``sql.fu
 ``FUNCTIONS`` entries and field functions (``expr.functions.datetime``).  ``PARSERS`` is the
 input function of each type for both literals (``sql.types.datetime``) and run-time casts
 (``expr.functions.datetime``), so the two share one implementation.
+
+Over 600 lines (barely): the input and output functions of the five date/time types share
+their field parsers; ``dates_infinity`` and ``dates_typmod`` are already split off.
 """
 from __future__ import annotations
 

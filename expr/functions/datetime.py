@@ -16,6 +16,9 @@ wall clock per read time: a statement sees one ``now()`` (the planner binds it s
 maintained dataflow refuses it, ``mzlite.temporal``).
 Deliberately not here: parsing and output (``repr.dates``), table functions
 (``generate_series`` steps through ``Interval``'s arithmetic in ``compute.render.flat_map``).
+
+Over 600 lines: the date/time type family is one module on purpose, paired one to one with
+``sql/functions/datetime.py`` (``tests/test_registries.py``); splitting it would split the pair.
 """
 from __future__ import annotations
 
