@@ -276,7 +276,12 @@ class Cursor:
             out.extend(got)
 
     def close(self) -> None:
-        """Close the cursor (idempotent); it refuses every later call."""
+        """Close the cursor (idempotent); it refuses every later call.  A SUBSCRIBE this
+        cursor streams ends first, without the cursor's lock, so a fetch waiting on another
+        thread returns (it raises ``InterfaceError``)."""
+        result = self._result
+        if result is not None and result.stream is not None:
+            result.stream.close()
         with self._lock:
             self._drop_stream()
             self._closed = True

@@ -574,13 +574,29 @@ def flat_row(sub: Subscription, item) -> tuple:
 
 
 class SubscribeStream:
-    """What a ``Cursor`` reads for ``SUBSCRIBE``: flat rows from a subscription."""
+    """What a ``Cursor`` reads for ``SUBSCRIBE``: flat rows from a subscription.
 
-    def __init__(self, sub: Subscription):
+    A fetch that waits is a statement of ``session``: ``con.interrupt()`` (its cancel flag,
+    cleared as the fetch begins, so an earlier interrupt does not cancel it) and the session's
+    ``statement_timeout`` end the wait with 57014, and closing the stream (the cursor closed
+    from another thread) ends it at once; the subscription goes on after a cancel."""
+
+    def __init__(self, sub: Subscription, session=None):
         self.sub = sub
+        self.session = session
 
     def fetch(self, n: Optional[int], timeout: Optional[float] = None) -> list:
-        return [flat_row(self.sub, x) for x in self.sub.fetch(timeout=timeout, max_rows=n)]
+        session = self.session
+        if session is None:
+            return [flat_row(self.sub, x) for x in self.sub.fetch(timeout=timeout, max_rows=n)]
+        session.cancel_requested = False
+        ms = session.vars.get("statement_timeout") or 0
+        limit = ms / 1000.0 if ms and (timeout is None or timeout > ms / 1000.0) else None
+        items = self.sub.fetch(timeout=timeout if limit is None else limit, max_rows=n,
+                               should_cancel=lambda: session.cancel_requested)
+        if not items and limit is not None and n != 0 and not self.sub.done:
+            raise E.QueryCanceled("canceling statement due to statement timeout", sqlstate=E.QUERY_CANCELED)
+        return [flat_row(self.sub, x) for x in items]
 
     @property
     def bounded(self) -> bool:
@@ -594,7 +610,7 @@ def subscribe(db, session, plan, stmt, params) -> Result:
     """``SUBSCRIBE ...`` as a statement: a streaming result read through the cursor."""
     sub = start(db, session, plan)
     res = Result(_TAG, output_columns(sub), None, -1)
-    res.stream = SubscribeStream(sub)
+    res.stream = SubscribeStream(sub, session)
     return res
 
 
