@@ -68,3 +68,31 @@ def clock_start() -> int:
 def clocked_con(connect, interactive, clock_start):
     """A connection under each setting whose time is ``con.clock``, a ``ManualClock``."""
     return connect(interactive, clock=ManualClock(clock_start))
+
+
+@pytest.fixture(autouse=True)
+def _signal_state_is_left_as_found():
+    """Every test leaves the process's SIGINT handling as it found it.
+
+    The shell's Ctrl-C tests install and rely on the default handler; a test (or code under test)
+    that swaps the handler, blocks SIGINT in the main thread or leaves a wakeup fd set breaks them
+    far away, in whichever test runs later. This fixture restores the state and fails the test
+    that changed it, so the leak is named where it happens.
+    """
+    import signal
+
+    handler = signal.getsignal(signal.SIGINT)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    yield
+    changed = []
+    if signal.getsignal(signal.SIGINT) is not handler:
+        changed.append(f"SIGINT handler {signal.getsignal(signal.SIGINT)!r} (was {handler!r})")
+        signal.signal(signal.SIGINT, handler)
+    if signal.pthread_sigmask(signal.SIG_BLOCK, []) != mask:
+        changed.append("the main thread's signal mask")
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    wakeup = signal.set_wakeup_fd(-1)
+    if wakeup != -1:
+        changed.append(f"a signal wakeup fd ({wakeup})")
+    if changed:
+        pytest.fail("the test left " + " and ".join(changed) + " changed", pytrace=False)
