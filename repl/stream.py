@@ -9,8 +9,11 @@ stream ends), and ``stream_statement``: a worker thread executes the
 statement and reads the cursor with ``fetchmany`` (which waits for rows) while the calling
 thread prints and stays interruptible.
 
-Invariants: nothing is printed after ``stream_statement`` returns or raises; Ctrl-C (a
-``KeyboardInterrupt`` in the calling thread) stops the stream, and the worker closes the
+Invariants: nothing is printed after ``stream_statement`` returns or raises; Ctrl-C stops the
+stream.  While streaming in the main thread, SIGINT only sets a flag (``_SigintFlag``) that the
+printing loop turns into ``KeyboardInterrupt`` between queue operations: an interrupt raised
+inside ``queue.Queue.get`` (inside its lock) can leave the lock held, and the shell hangs.
+The previous handler is restored before ``stream_statement`` returns or raises.  On Ctrl-C the worker closes the
 cursor (ending the subscription) as soon as its pending ``fetchmany`` returns; with the
 progress rows asked for, that is the next frontier tick, and the caller waits for it (at
 most ``CLOSE_GRACE_SECONDS``).  A stream that ends by itself (``UP TO``, constant input)
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import queue
 import re
+import signal
 import threading
 from typing import Any, Callable, Optional
 
@@ -223,9 +227,11 @@ def stream_statement(conn, sql: str, settings: fmt.Settings, write: Callable[[st
 
     printer: Optional[StreamPrinter] = None
     header_due = False
+    sigint = _SigintFlag()
     try:
         threading.Thread(target=work, name="mzlite-subscribe", daemon=True).start()
         while True:
+            sigint.check()
             try:
                 kind, payload = events.get(timeout=POLL_SECONDS)
             except queue.Empty:
@@ -251,8 +257,41 @@ def stream_statement(conn, sql: str, settings: fmt.Settings, write: Callable[[st
                 return payload or "SUBSCRIBE"
     except KeyboardInterrupt:
         stop.set()
+        sigint.raised = False
+        waited = 0.0
         try:
-            done.wait(CLOSE_GRACE_SECONDS)
-        except KeyboardInterrupt:  # a second Ctrl-C: stop waiting for the close
+            while not done.wait(POLL_SECONDS) and waited < CLOSE_GRACE_SECONDS and not sigint.raised:
+                waited += POLL_SECONDS  # a second Ctrl-C stops waiting for the close
+        except KeyboardInterrupt:  # not in the main thread: SIGINT raised directly
             pass
         raise
+    finally:
+        sigint.restore()
+
+
+class _SigintFlag:
+    """SIGINT as a flag for the duration of one stream (main thread only; elsewhere a no-op and
+    ``KeyboardInterrupt`` arrives as Python delivers it).  ``check`` raises ``KeyboardInterrupt``
+    once per Ctrl-C, outside every lock; ``restore`` puts the previous handler back."""
+
+    def __init__(self):
+        self.raised = False
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if previous is not None:  # None: a handler not set from Python, which we could not restore
+                self.previous = previous
+                signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum, frame):
+        self.raised = True
+
+    def check(self) -> None:
+        if self.raised:
+            self.raised = False
+            raise KeyboardInterrupt
+
+    def restore(self) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+            self.previous = None

@@ -147,6 +147,41 @@ def test_ctrl_c_stops_the_stream_and_closes_the_cursor():
     assert not any(t.startswith("(") for t in out)  # no footer: it did not end by itself
 
 
+def test_ctrl_c_while_streaming_is_a_flag_the_loop_raises_between_queue_operations(monkeypatch):
+    """Ctrl-C arriving while the printing thread is inside ``Queue.get`` does not interrupt the
+    get (whose lock it could leave held): it is raised between queue operations, the cursor is
+    closed, and the previous SIGINT handler is back afterwards.
+    Sabotage: make ``_SigintFlag.__init__`` install nothing -> the interrupt lands inside
+    ``get`` and ``completed`` misses a get."""
+    import signal
+    started, completed = [], []
+
+    class InterruptingQueue(queue.Queue):
+        def get(self, block=True, timeout=None):
+            started.append(1)
+            if len(started) == 3:
+                _thread.interrupt_main()  # Ctrl-C, delivered while inside get
+            for _ in range(1000):  # Python bytecode: where a raised interrupt would land
+                pass
+            try:
+                return super().get(block, timeout)
+            finally:
+                completed.append(1)  # not reached when an interrupt lands above
+
+    monkeypatch.setattr(stream.queue, "Queue", InterruptingQueue)
+
+    def tick():
+        return [(5, True, None, None)]
+    tick.repeat = True
+    cur = FakeStreamCursor(NAMES, [[(1, False, 1, 10)], tick])
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        stream.stream_statement(FakeStreamConnection(cur), "SUBSCRIBE t", fmt.Settings(), [].append)
+    assert len(completed) == len(started) >= 3
+    assert cur.closed
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_engine_error_is_reported_and_session_goes_on():
     class Boom(Exception):
         sqlstate, position, message = "XX000", None, "subscribe has been terminated"
