@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import threading
 from typing import Any, Callable, Optional
@@ -160,6 +161,7 @@ def run(connect: Callable[[], Any], settings: fmt.Settings, *, history: bool = T
 
     out = out or sys.stdout
     err = err or sys.stderr
+    restore_sigint = _ensure_ctrl_c()
     conn = BackgroundConnection(connect)
     executor = CancellableExecutor(conn.get, err)
 
@@ -243,7 +245,23 @@ def run(connect: Callable[[], Any], settings: fmt.Settings, *, history: bool = T
             except Exception:  # noqa: BLE001
                 pass
         conn.close()
+        restore_sigint()
     return 0
+
+
+def _ensure_ctrl_c() -> Callable[[], None]:
+    """Make Ctrl-C reach the shell (``KeyboardInterrupt``), as psql installs its own handler.
+
+    A process started as an asynchronous command by a shell without job control (a script's
+    ``cmd &``, some CI runners) begins with SIGINT ignored, and Python then installs no handler:
+    Ctrl-C would neither cancel a statement nor clear the line.  Returns what puts the
+    previous disposition back; a no-op outside the main thread or when a handler is set."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+        return lambda: None
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _isatty(stream) -> bool:

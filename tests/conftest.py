@@ -70,6 +70,24 @@ def clocked_con(connect, interactive, clock_start):
     return connect(interactive, clock=ManualClock(clock_start))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _ctrl_c_as_from_a_terminal():
+    """Tests run as if pytest were started from a terminal: SIGINT raises KeyboardInterrupt.
+
+    A runner that starts pytest as an asynchronous command without job control (``cmd &`` in a
+    script) hands it SIGINT ignored; the in-process Ctrl-C tests (``_thread.interrupt_main``) and
+    the children the pty tests spawn would then never see Ctrl-C.  The shell's own answer to
+    that start is tested in test_repl_shell (SIGINT ignored on purpose there)."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        yield
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    else:
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _signal_state_is_left_as_found():
     """Every test leaves the process's SIGINT handling as it found it.

@@ -159,10 +159,10 @@ STANDIN_SHELL = textwrap.dedent("""
 PROMPT = "mzlite=>"  # prompt_toolkit draws the trailing space as a cursor move
 
 
-def spawn_standin(tmp_path):
+def spawn_standin(tmp_path, preexec_fn=None):
     env = dict(os.environ, MZLITE_HISTORY=str(tmp_path / "hist"), TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
     child = pexpect.spawn(sys.executable, ["-c", STANDIN_SHELL], cwd=ROOT, env=env, encoding="utf-8",
-                          timeout=20, dimensions=(40, 120))
+                          timeout=20, dimensions=(40, 120), preexec_fn=preexec_fn)
     child.expect_exact(PROMPT)
     return child
 
@@ -206,6 +206,25 @@ def test_pty_ctrl_c_cancels_running_statement(tmp_path):
     child.expect_exact(PROMPT)
     child.send("select 5 as after;\r")
     child.expect_exact("(1 row)")
+    child.expect_exact(PROMPT)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_pty_ctrl_c_cancels_when_the_shell_started_with_sigint_ignored(tmp_path):
+    """A shell started as ``mzlite &`` by a script (no job control) begins with SIGINT ignored;
+    Ctrl-C must still cancel, as in psql.
+    Sabotage: drop the ``_ensure_ctrl_c()`` call from ``shell.run`` -> Ctrl-C does nothing and
+    "Cancel request sent" never comes."""
+    import signal
+    child = spawn_standin(tmp_path, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    child.send("select block;\r")
+    child.expect_exact("[stand-in: statement running]")
+    child.sendintr()
+    child.expect_exact("Cancel request sent")
+    child.expect_exact("ERROR:  canceling statement due to user request")
     child.expect_exact(PROMPT)
     child.sendeof()
     child.expect(pexpect.EOF)
