@@ -42,6 +42,8 @@ def describe(db, session, stmts, declared: Sequence[Optional[str]] = ()):
     if isinstance(plan, _RUN_TO_DESCRIBE) and not stmt.param_count:
         result = db.guard(session, lambda: sequencer.sequence(db, session, plan, stmt, [()]), stmt)
         return types, list(result.columns) if result.columns is not None else []
+    if isinstance(plan, P.FetchPlan) and plan.move:
+        return types, []  # MOVE returns no rows
     if isinstance(plan, (P.SubscribePlan, P.FetchPlan)):
         return types, None
     return types, []

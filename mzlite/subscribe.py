@@ -663,6 +663,8 @@ def fetch(db, session, plan, stmt, params) -> Result:
             rows = p.stream.sub.fetch(timeout=plan.timeout, max_rows=plan.count,
                                       should_cancel=lambda: session.cancel_requested)
         rows = [flat_row(p.stream.sub, x) for x in rows]
+    if plan.move:
+        return Result(f"MOVE {len(rows)}", None, None, len(rows))
     return Result(f"FETCH {len(rows)}", p.columns, rows, len(rows))
 
 

@@ -283,6 +283,7 @@ class FetchPlan(Plan):
     name: str
     count: Optional[int]         #: None: ALL
     timeout: Optional[float] = None  #: seconds
+    move: bool = False           #: MOVE: skip the rows, return none (tag ``MOVE n``)
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,8 @@ class Fetch:
     cursor: str
     count: Optional[int] = 1
     options: tuple[tuple[str, Any], ...] = ()
+    move: bool = False              #: MOVE: skip the rows, return none
+    refused_form: Optional[str] = None  #: a non-forward form as typed (the binder refuses it)
 
 
 @dataclass(frozen=True)

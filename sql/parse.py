@@ -376,7 +376,7 @@ class _Ctx:
             name = self.ident()
             self.i = self._declare_subscribe_at()
             return self.stmt("declare", DeclareSubscribe(name, self.subscribe()))
-        if w0 == "FETCH":
+        if w0 in ("FETCH", "MOVE"):
             return self.stmt("fetch", self.fetch())
         if w0 == "SHOW":
             return self.stmt("show", self.show())
@@ -591,9 +591,22 @@ class _Ctx:
                          within_timestamp_order_by=within)
 
     def fetch(self) -> Fetch:
-        self.expect("FETCH")
-        self.accept("FORWARD")
+        move = self.accept("MOVE")
+        if not move:
+            self.expect("FETCH")
+        verb = "MOVE" if move else "FETCH"
         count: Optional[int] = 1
+        if self.peek() in ("BACKWARD", "PRIOR", "ABSOLUTE", "RELATIVE", "FIRST", "LAST"):
+            start = self.i
+            while self.i < len(self.toks) and self.peek() not in ("FROM", "IN") \
+                    and not (self.i == len(self.toks) - 1):
+                self.i += 1
+            t0, t1 = self.toks[start], self.toks[self.i - 1]
+            form = verb + " " + self.ptext[t0.start:t1.end]
+            self.accept("FROM") or self.accept("IN")
+            cursor = self.ident()
+            return Fetch(cursor, count, (), move, refused_form=form)
+        self.accept("FORWARD") or self.accept("NEXT")
         if self.accept("ALL"):
             count = None
         elif self.i < len(self.toks) and self.toks[self.i].name == "ICONST":
@@ -605,7 +618,7 @@ class _Ctx:
             options = self.options()
         if self.i < len(self.toks):
             raise self.error_here()
-        return Fetch(cursor, count, options)
+        return Fetch(cursor, count, options, move)
 
     def show(self) -> Show:
         self.expect("SHOW")

@@ -297,3 +297,13 @@ def test_copy_in_and_out(pg):
         assert list(cp.rows()) == [("0", "r0"), ("1", "r1")]
     with pg.cursor().copy("COPY cp TO STDOUT WITH (FORMAT csv)") as cp:
         assert sorted(b"".join(cp).decode().splitlines()) == ["0,r0", "1,r1", "10,x", "11,\"y,z\"", "2,r2"]
+
+
+def test_move_over_the_wire(pg):
+    """MOVE over the wire: CommandComplete ``MOVE n`` (psycopg's rowcount n), no rows.
+    Sabotage seen red: dropping the ``plan.move`` branch in ``mzlite/subscribe.fetch``."""
+    with pg.transaction():
+        pg.execute("DECLARE c CURSOR FOR SELECT * FROM generate_series(1, 5) ORDER BY 1")
+        cur = pg.execute("MOVE 2 c")
+        assert cur.rowcount == 2 and cur.description is None
+        assert pg.execute("FETCH 1 c").fetchall() == [(3,)]
