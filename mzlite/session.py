@@ -56,6 +56,25 @@ def _parse_text(v) -> str:
     return str(v)
 
 
+#: schemas a search_path may name: public (where unqualified names resolve), "$user" (no such
+#: schema, skipped as in PostgreSQL) and the system schemas (searched for system names anyway)
+_SEARCH_PATH_OK = ("public", "$user", "pg_catalog", "mz_catalog", "mz_internal", "information_schema")
+
+
+def _parse_search_path(v) -> str:
+    """Unqualified names resolve in ``public`` only; a search_path naming any other schema would
+    be accepted and ignored, so it is refused (0A000)."""
+    names = [n.strip() for n in str(v).split(",") if n.strip()]
+    for n in names:
+        bare = n[1:-1] if len(n) > 1 and n[0] == n[-1] == '"' else n.lower()
+        if bare not in _SEARCH_PATH_OK:
+            raise E.error_for(E.FEATURE_NOT_SUPPORTED,
+                              f'search_path naming schema "{bare}" is not supported: unqualified '
+                              f'names resolve in schema "public" only',
+                              hint=f"qualify names with their schema instead ({bare}.name)")
+    return ", ".join(names) if names else "public"
+
+
 def _parse_utc(v) -> str:
     """Only UTC, as Materialize (timestamptz values are UTC;)."""
     if str(v).strip().lower() in ("utc", "etc/utc", "+00:00", "+00", "z", "zulu", "gmt", "default"):
@@ -116,7 +135,7 @@ SESSION_VARS = {v.name: v for v in [
     VarDef("client_encoding", "UTF8", _parse_encoding, "Client encoding (always UTF8)."),
     VarDef("datestyle", "ISO, MDY", _parse_datestyle, "Date output style (always ISO, MDY)."),
     VarDef("timezone", "UTC", _parse_utc, "Time zone (Materialize supports only UTC)."),
-    VarDef("search_path", "public", _parse_text, "Schema search path."),
+    VarDef("search_path", "public", _parse_search_path, "Schema search path."),
     VarDef("cluster", "quickstart", _parse_text, "The cluster (mzlite has one)."),
     VarDef("database", "materialize", _parse_text, "The database (mzlite has one)."),
     VarDef("sql_dialect", "postgres", parse_dialect,
