@@ -11,7 +11,7 @@ Deliberately not here: execution and finding the database ``connect()`` names
 (``mzlite.coordinator``: ``open_database``), durable data directories (a later issue: a
 path raises ``NotSupportedError``), autocommit control (mzlite commits each statement
 unless ``BEGIN`` opened a transaction, as DuckDB does: ``autocommit``, sqlite3's
-``isolation_level`` and ``row_factory``, psycopg's ``read_only`` report that mode and refuse
+``isolation_level``, ``row_factory`` and ``text_factory``, psycopg's ``read_only`` report that mode and refuse
 any other value rather than ignore it).
 """
 from __future__ import annotations
@@ -81,6 +81,17 @@ class Connection:
     def row_factory(self, value) -> None:
         if value is not None:
             raise _errors.NotSupportedError("row_factory is not supported: rows are tuples", sqlstate="0A000")
+
+    @property
+    def text_factory(self):
+        """sqlite3's: str (text values are str), the only one mzlite has."""
+        return str
+
+    @text_factory.setter
+    def text_factory(self, value) -> None:
+        if value is not str:
+            raise _errors.NotSupportedError("text_factory is not supported: text values are str "
+                                            "(cast to bytea for bytes)", sqlstate="0A000")
 
     @property
     def read_only(self) -> bool:

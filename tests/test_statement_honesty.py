@@ -143,11 +143,15 @@ def test_bench_extra_is_declared_and_named():
 
 def test_driver_settings_with_no_effect_are_refused(con):
     """Other drivers' connection settings mzlite does not have are refused, not set and
-    ignored (``con.autocommit = False`` was accepted, and every statement still committed)."""
+    ignored (``con.autocommit = False`` was accepted, and every statement still committed).
+    Sabotage: drop the ``text_factory`` property (mzlite/connection.py) -> ``con.text_factory =
+    bytes`` sets a plain attribute and raises nothing."""
     con.autocommit = True
     con.isolation_level = None
+    con.text_factory = str
     assert con.autocommit is True and con.isolation_level is None and con.row_factory is None
+    assert con.text_factory is str
     for attr, value in (("autocommit", False), ("isolation_level", "DEFERRED"), ("row_factory", dict),
-                        ("read_only", True)):
+                        ("read_only", True), ("text_factory", bytes)):
         with pytest.raises(mzlite.NotSupportedError):
             setattr(con, attr, value)
