@@ -24,6 +24,21 @@ from sql import errors as _errors
 from sql.errors import InterfaceError
 
 
+class _FixedSetting:
+    """A driver setting with one value in mzlite: reading gives it, setting a value ``accepts``
+    takes (and changes nothing), any other raises NotSupportedError (0A000)."""
+
+    def __init__(self, value, accepts, refusal: str, doc: str):
+        self.value, self.accepts, self.refusal, self.__doc__ = value, accepts, refusal, doc
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else self.value
+
+    def __set__(self, obj, value) -> None:
+        if not self.accepts(value):
+            raise _errors.NotSupportedError(self.refusal, sqlstate="0A000")
+
+
 class Connection:
     """A PEP 249 connection: one session on a database (see the module docstring).
 
@@ -48,61 +63,23 @@ class Connection:
 
     # Settings other drivers have, which a user may set expecting their effect: the value
     # mzlite has is accepted, any other is refused (never set and ignored).
-    @property
-    def autocommit(self) -> bool:
-        """Always True: each statement commits unless ``BEGIN`` opened a transaction."""
-        return True
-
-    @autocommit.setter
-    def autocommit(self, value) -> None:
-        if not value:
-            raise _errors.NotSupportedError("autocommit off is not supported: open a transaction with BEGIN "
-                                            "(or execute('BEGIN')) and end it with commit() or rollback()",
-                                            sqlstate="0A000")
-
-    @property
-    def isolation_level(self):
-        """sqlite3's: None (autocommit), the only mode mzlite has."""
-        return None
-
-    @isolation_level.setter
-    def isolation_level(self, value) -> None:
-        if value is not None:
-            raise _errors.NotSupportedError("isolation_level (implicit transactions) is not supported: use BEGIN; "
-                                            "SET transaction_isolation chooses how reads see time",
-                                            sqlstate="0A000")
-
-    @property
-    def row_factory(self):
-        """sqlite3's: None (rows are tuples), the only one mzlite has."""
-        return None
-
-    @row_factory.setter
-    def row_factory(self, value) -> None:
-        if value is not None:
-            raise _errors.NotSupportedError("row_factory is not supported: rows are tuples", sqlstate="0A000")
-
-    @property
-    def text_factory(self):
-        """sqlite3's: str (text values are str), the only one mzlite has."""
-        return str
-
-    @text_factory.setter
-    def text_factory(self, value) -> None:
-        if value is not str:
-            raise _errors.NotSupportedError("text_factory is not supported: text values are str "
-                                            "(cast to bytea for bytes)", sqlstate="0A000")
-
-    @property
-    def read_only(self) -> bool:
-        """psycopg's: False; use BEGIN READ ONLY for a read-only transaction."""
-        return False
-
-    @read_only.setter
-    def read_only(self, value) -> None:
-        if value:
-            raise _errors.NotSupportedError("read_only connections are not supported: use BEGIN READ ONLY",
-                                            sqlstate="0A000")
+    autocommit = _FixedSetting(
+        True, bool, "autocommit off is not supported: open a transaction with BEGIN "
+        "(or execute('BEGIN')) and end it with commit() or rollback()",
+        "Always True: each statement commits unless ``BEGIN`` opened a transaction.")
+    isolation_level = _FixedSetting(
+        None, lambda v: v is None, "isolation_level (implicit transactions) is not supported: use BEGIN; "
+        "SET transaction_isolation chooses how reads see time",
+        "sqlite3's: None (autocommit), the only mode mzlite has.")
+    row_factory = _FixedSetting(
+        None, lambda v: v is None, "row_factory is not supported: rows are tuples",
+        "sqlite3's: None (rows are tuples), the only one mzlite has.")
+    text_factory = _FixedSetting(
+        str, lambda v: v is str, "text_factory is not supported: text values are str (cast to bytea for bytes)",
+        "sqlite3's: str (text values are str), the only one mzlite has.")
+    read_only = _FixedSetting(
+        False, lambda v: not v, "read_only connections are not supported: use BEGIN READ ONLY",
+        "psycopg's: False; use BEGIN READ ONLY for a read-only transaction.")
 
     def cursor(self) -> Cursor:
         """A new cursor on this connection."""

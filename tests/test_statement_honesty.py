@@ -144,7 +144,7 @@ def test_bench_extra_is_declared_and_named():
 def test_driver_settings_with_no_effect_are_refused(con):
     """Other drivers' connection settings mzlite does not have are refused, not set and
     ignored (``con.autocommit = False`` was accepted, and every statement still committed).
-    Sabotage: drop the ``text_factory`` property (mzlite/connection.py) -> ``con.text_factory =
+    Sabotage: drop ``Connection.text_factory`` (mzlite/connection.py) -> ``con.text_factory =
     bytes`` sets a plain attribute and raises nothing."""
     con.autocommit = True
     con.isolation_level = None
