@@ -623,28 +623,17 @@ def parse_duration(v) -> float:
 
 
 def _fetch(b, stmt, node):
-    if isinstance(node, mz.Fetch):
-        if node.refused_form is not None:
-            # Buffered cursors are consumed as read (a deque popped from the front) and
-            # SUBSCRIBE cursors are streams: no backward or absolute moves; refused, never ignored.
-            raise errors.error_for(errors.FEATURE_NOT_SUPPORTED,
-                                   f"{node.refused_form} is not supported (cursors move forward "
-                                   f"only; use FETCH/MOVE [FORWARD] n or ALL)")
-        opts = dict(node.options)
-        timeout = parse_duration(opts["timeout"]) if "timeout" in opts else None
-        return P.FetchPlan(node.cursor, node.count, timeout, move=node.move)
-    verb = "MOVE" if node.ismove else "FETCH"
-    direction = int(node.direction)  # 0 FORWARD, 1 BACKWARD, 2 ABSOLUTE, 3 RELATIVE
-    if direction != 0:
-        # Buffered cursors are consumed as they are read (a deque popped from the front),
-        # so moving backward or to an absolute position is refused, never ignored.
-        form = {1: "BACKWARD", 2: "ABSOLUTE", 3: "RELATIVE"}[direction]
-        n = "ALL" if node.howMany >= 2**62 else node.howMany
+    """FETCH and MOVE: always parsed by ``sql.parse`` (``mz.Fetch``), which keeps a backward or
+    absolute form as the user typed it so it can be refused here in their words."""
+    if node.refused_form is not None:
+        # Buffered cursors are consumed as read (a deque popped from the front) and
+        # SUBSCRIBE cursors are streams: no backward or absolute moves; refused, never ignored.
         raise errors.error_for(errors.FEATURE_NOT_SUPPORTED,
-                               f"{verb} {form} {n} is not supported (cursors move forward only; "
-                               f"use {verb} [FORWARD] n or {verb} ALL)")
-    count = None if node.howMany >= 2**62 else node.howMany
-    return P.FetchPlan(node.portalname, count, None, move=bool(node.ismove))
+                               f"{node.refused_form} is not supported (cursors move forward "
+                               f"only; use FETCH/MOVE [FORWARD] n or ALL)")
+    opts = dict(node.options)
+    timeout = parse_duration(opts["timeout"]) if "timeout" in opts else None
+    return P.FetchPlan(node.cursor, node.count, timeout, move=node.move)
 
 
 def _close(b, stmt, node):

@@ -596,7 +596,9 @@ class _Ctx:
             self.expect("FETCH")
         verb = "MOVE" if move else "FETCH"
         count: Optional[int] = 1
-        if self.peek() in ("BACKWARD", "PRIOR", "ABSOLUTE", "RELATIVE", "FIRST", "LAST"):
+        backward = self.peek() in ("BACKWARD", "PRIOR", "ABSOLUTE", "RELATIVE", "FIRST", "LAST", "-") or (
+            self.peek() == "FORWARD" and self.peek(1) == "-")
+        if backward:  # FETCH -n and FETCH FORWARD -n move backward too
             start = self.i
             while self.i < len(self.toks) and self.peek() not in ("FROM", "IN") \
                     and not (self.i == len(self.toks) - 1):

@@ -1,12 +1,13 @@
 """MOVE and the non-forward FETCH forms on a buffered (SELECT) cursor.
 
 MOVE skips rows and returns none, with PostgreSQL's tag ``MOVE n`` (``rowcount`` n).
-BACKWARD / PRIOR / ABSOLUTE / RELATIVE / FIRST / LAST (FETCH and MOVE) are refused with
+BACKWARD / PRIOR / ABSOLUTE / RELATIVE / FIRST / LAST and negative counts (FETCH and MOVE) are refused with
 0A000 naming the form, never accepted and ignored.
 
 Sabotage seen red once: dropping ``if plan.move`` in ``mzlite/subscribe.fetch`` (MOVE
-returned rows, tag FETCH n) and dropping the ``direction != 0`` refusal in
-``planner/bind_stmt._fetch`` (and the parser's ``refused_form``) (FETCH BACKWARD 1 read forward).
+returned rows, tag FETCH n); dropping the ``refused_form`` refusal in ``planner/bind_stmt._fetch``
+(FETCH BACKWARD 1 read forward); dropping ``"-"`` from the parser's backward forms
+(``MOVE -1 c`` was a syntax error).
 """
 import pytest
 
@@ -44,6 +45,9 @@ def test_move_skips_rows_and_reports_the_count(cur):
     ("FETCH FIRST c", "FETCH FIRST"),
     ("MOVE BACKWARD 2 c", "MOVE BACKWARD 2"),
     ("MOVE ABSOLUTE 3 c", "MOVE ABSOLUTE 3"),
+    ("FETCH -1 c", "FETCH -1"),  # a negative count moves backward (was a syntax error)
+    ("FETCH FORWARD -2 FROM c", "FETCH FORWARD -2"),
+    ("MOVE -1 c", "MOVE -1"),
 ])
 def test_non_forward_forms_are_refused(cur, sql, form):
     _declare(cur)
