@@ -48,7 +48,7 @@ _DISPLAY = {"date": "date", "time": "time without time zone", "timestamp": "time
 # ------------------------------------------------------------------------------ casts
 
 for _t, _parse in D.PARSERS.items():
-    _reg(f"cast_text_to_{_t}", _parse)
+    _reg(f"cast_text_to_{_t}", _parse, many=D.PARSERS_MANY.get(_t))
 _reg("cast_date_to_text", D.date_out)
 _reg("cast_time_to_text", D.time_out)
 _reg("cast_timestamp_to_text", D.timestamp_out)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 
 from expr.functions.common import add, check_int, division_by_zero, int_out_of_range
-from repr.strconv import INT_RANGES, parse_int
+from repr.strconv import INT_RANGES, parse_int, parse_int_many
 
 FUNCTIONS: dict = {}
 _add = functools.partial(add, FUNCTIONS)
@@ -86,4 +86,5 @@ for _a in INTEGER_TYPES:
             _add(f"cast_{_a}_to_{_b}", check_int(_b), inline=f"({{0}} if {_lo} <= {{0}} <= {_hi} else _ovf_{_b}())",
                  env=_ENVS[_b])
     _add(f"cast_{_a}_to_text", str, inline="str({0})")
-    _add(f"cast_text_to_{_a}", (lambda t: lambda s: parse_int(s, t))(_a))
+    _add(f"cast_text_to_{_a}", (lambda t: lambda s: parse_int(s, t))(_a),
+         many=(lambda t: lambda values: parse_int_many(values, t))(_a))
