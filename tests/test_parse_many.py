@@ -1,5 +1,5 @@
 """The list forms of the text input parsers (``repr.numeric.parse_numeric_many``,
-``repr.dates.parse_*_many``) and the column-at-a-time INSERT path that uses them
+``repr.dates_many``) and the column-at-a-time INSERT path that uses them
 (``mzlite.bulk``): the same values, and the same first error, as the per-value parsers, over
 random mixes of canonical and near-canonical input.
 """
@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mzlite
-from repr import dates, numeric
+from repr import dates, dates_many, numeric
 from repr.errors import EvalError
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -77,8 +77,8 @@ _ts_text = st.one_of(
 @_SETTINGS
 @given(st.lists(_ts_text, max_size=6))
 def test_parse_timestamp_many_equals_per_value(values):
-    for many, one in ((dates.parse_timestamp_many, dates.parse_timestamp),
-                      (dates.parse_timestamptz_many, dates.parse_timestamptz)):
+    for many, one in ((dates_many.parse_timestamp_many, dates.parse_timestamp),
+                      (dates_many.parse_timestamptz_many, dates.parse_timestamptz)):
         got, want = _outcome(many, values), _outcome(_per_value(one), values)
         assert got == want
         if got[0] == "ok":  # the same zone too (equal instants in different zones compare equal)
@@ -94,7 +94,7 @@ _date_text = st.one_of(
 @_SETTINGS
 @given(st.lists(_date_text, max_size=6))
 def test_parse_date_many_equals_per_value(values):
-    assert _outcome(dates.parse_date_many, values) == _outcome(_per_value(dates.parse_date), values)
+    assert _outcome(dates_many.parse_date_many, values) == _outcome(_per_value(dates.parse_date), values)
 
 
 def test_canonical_columns_never_take_the_per_value_path(monkeypatch):
@@ -111,10 +111,10 @@ def test_canonical_columns_never_take_the_per_value_path(monkeypatch):
     monkeypatch.setattr(strconv, "parse_int", refuse)
     assert strconv.parse_int_many(["1", "-22", "+3"], "int2") == [1, -22, 3]
     ts = [str(_base + datetime.timedelta(seconds=i)) for i in range(100)]
-    assert dates.parse_timestamp_many(ts)[1] == _base + datetime.timedelta(seconds=1)
-    assert dates.parse_timestamptz_many(ts)[0].tzinfo is dates.UTC
-    assert dates.parse_timestamp_many(["2020-01-01 00:00:00.25"])[0].microsecond == 250000
-    assert dates.parse_date_many(["2020-01-02", "1999-12-31"])[1] == datetime.date(1999, 12, 31)
+    assert dates_many.parse_timestamp_many(ts)[1] == _base + datetime.timedelta(seconds=1)
+    assert dates_many.parse_timestamptz_many(ts)[0].tzinfo is dates.UTC
+    assert dates_many.parse_timestamp_many(["2020-01-01 00:00:00.25"])[0].microsecond == 250000
+    assert dates_many.parse_date_many(["2020-01-02", "1999-12-31"])[1] == datetime.date(1999, 12, 31)
     assert str(numeric.parse_numeric_many(["1.25", "-3", "0.000"])[2]) == "0.000"
 
 
