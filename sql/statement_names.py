@@ -92,15 +92,17 @@ _MATERIALIZE_OBJECTS = frozenset("SOURCE SINK SECRET CONNECTION".split())
 
 
 def materialize_only_form(text: str) -> str:
-    """The name of a Materialize statement form mzlite lacks and PostgreSQL's grammar
-    cannot parse (``CREATE SOURCE``, ``DROP SECRET``, ``ALTER MATERIALIZED VIEW ... SET
-    CLUSTER``, ``... RETAIN HISTORY``), or empty: such a statement is refused (0A000), not
+    """The name of a Materialize form mzlite lacks and PostgreSQL's grammar cannot parse
+    (``CREATE SOURCE``, ``DROP SECRET``, ``ALTER MATERIALIZED VIEW ... SET CLUSTER``, ``...
+    RETAIN HISTORY``, the ``map[text=>int]`` type), or empty: such a statement is refused (0A000), not
     reported as a syntax error at a word the user spelled right."""
+    upper = [w.upper() for w, _ in _words(text)]
+    if any(w == "MAP" and nxt == "[" for w, nxt in zip(upper, upper[1:])):
+        return "the map type (map[K=>V])"
     name = statement_name(text, "")
     words = name.split()
     if not words or words[0] not in ("CREATE", "DROP", "ALTER"):
         return ""
-    upper = [w.upper() for w, _ in _words(text)]
     j = 3 if upper[1:3] == ["OR", "REPLACE"] else 1
     if j < len(upper) and upper[j] in _MATERIALIZE_OBJECTS:  # SINK and SECRET are no keywords
         return f"{upper[0]} {upper[j]}"
