@@ -115,3 +115,15 @@ def test_a_url_is_refused_not_taken_for_a_directory(tmp_path, monkeypatch):
         mzlite.connect("postgres://materialize@localhost:6875/materialize")
     assert ei.value.sqlstate == "0A000" and "psycopg" in ei.value.hint
     assert list(tmp_path.iterdir()) == []
+
+
+def test_files_the_readme_names_exist():
+    """Every repository path README names (``docs/DESIGN.md``, ``tests/test_layering.py``,
+    ``slt/test/``) is in the repository: it once pointed at ``../shared/DESIGN.md``, outside it.
+    Sabotage seen red: README naming ``../shared/DESIGN.md`` again."""
+    root = pathlib.Path(__file__).parent.parent
+    named = set(re.findall(r"`((?:\.\./)?(?:docs|tests|slt|bench|shared|repl|mzlite)/[\w./-]*)`", README))
+    named |= set(re.findall(r"\]\(((?!https?:)[^)#]+)\)", README))
+    missing = [p for p in named if not (root / p).exists() or p.startswith("..")]
+    assert not missing, f"README names files that are not in the repository: {missing}"
+    assert "docs/DESIGN.md" in named
