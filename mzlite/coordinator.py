@@ -650,6 +650,11 @@ def open_database(database: Optional[str], *, system_parameters: Optional[Mappin
     if database is not None and not isinstance(database, (str, os.PathLike)):
         raise E.ProgrammingError(f"database must be a string, not {type(database).__name__}")
     name = os.fspath(database) if database is not None else MEMORY
+    if isinstance(name, str) and re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", name):
+        # a URL is no path: taken as one it would create a directory named "postgres:"
+        raise E.error_for(E.FEATURE_NOT_SUPPORTED, f"connecting to a server ({name.split('://')[0]}://...) is "
+                          "not supported: mzlite.connect opens an embedded database",
+                          hint="use a PostgreSQL driver (psycopg) to reach `mzlite serve`")
     if durability is not None and (name == "" or name.startswith(MEMORY)):
         raise E.ProgrammingError("durability applies to a data directory, not an in-memory database")
     if name in ("", MEMORY):

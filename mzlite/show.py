@@ -19,6 +19,7 @@ from planner.peek import FastPathPeek, SlowPathPeek, plan_peek
 from planner.plans import CreateIndexPlan, CreateViewPlan, SelectPlan
 from repr.ids import GlobalId
 from sql import errors as E
+from sql.statement_names import explained_name
 from sql.types import format_type
 
 
@@ -141,7 +142,7 @@ def explain(db, session, plan, stmt, params) -> Result:
         on = db.catalog.get(inner.on_id)
         text = f"Explained Index: on {on.name} key=[{', '.join(inner.key_sql)}]\nruntime: maintenance\n"
     else:
-        raise E.NotSupportedError(f"EXPLAIN of {type(inner).__name__} is not supported")
+        raise E.error_for(E.FEATURE_NOT_SUPPORTED, f"EXPLAIN of {explained_name(stmt.text)} is not supported")
     return _rows(("Optimized Plan",), [(text,)])
 
 

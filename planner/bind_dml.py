@@ -263,18 +263,19 @@ def bind_update(b: Binder, stmt, node):
     for rt in node.targetList:
         idx = _target_column(b, item, rt)
         if idx in seen:
-            raise b.error(errors.DUPLICATE_COLUMN, f'multiple assignments to same column "{rt.name}"', rt.location)
+            raise b.error(errors.SYNTAX_ERROR, f'multiple assignments to same column "{rt.name}"', rt.location)
         seen.add(idx)
         if rt.indirection:
             raise b.error(errors.FEATURE_NOT_SUPPORTED, "assignment to a field or element is not supported",
                           rt.location)
-        if isinstance(rt.val, ast.SetToDefault):
+        val = _multi_assignment(b, rt)
+        if isinstance(val, ast.SetToDefault):
             d = item.columns[idx].default
             e = d if d is not None else Literal(None, item.columns[idx].type)
         else:
             n = len(ctx.types)
-            e = assignment_cast(ctx, ctx.bind(rt.val), item.columns[idx].type, rt.name, rt.val.location
-                                if hasattr(rt.val, "location") else None, item.columns[idx].typmod)
+            e = assignment_cast(ctx, ctx.bind(val), item.columns[idx].type, rt.name, val.location
+                                if hasattr(val, "location") else None, item.columns[idx].typmod)
             if len(ctx.types) != n:
                 raise b.error(errors.FEATURE_NOT_SUPPORTED, "subqueries in UPDATE ... SET are not supported",
                               rt.location)
@@ -283,6 +284,22 @@ def bind_update(b: Binder, stmt, node):
     ret, ret_cols = _insert_returning(b, item, node)
     return P.UpdatePlan(item.id, preds, tuple(assigns), tuple(i for i, c in enumerate(item.columns) if not c.nullable),
                         item.column_names(), item.name, selection, frozenset(b.depends_on), ret, ret_cols)
+
+
+def _multi_assignment(b: Binder, rt):
+    """The value assigned to ``rt``'s column: in ``SET (a, b) = (x, y)`` (or ``ROW(x, y)``)
+    the element for this column; ``SET (a, b) = (SELECT ...)`` is refused."""
+    val = rt.val
+    if not isinstance(val, ast.MultiAssignRef):
+        return val
+    src = val.source
+    if not isinstance(src, ast.RowExpr):
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, "UPDATE ... SET (columns) = (SELECT ...) is not supported",
+                      rt.location)
+    if len(src.args or ()) != val.ncolumns:
+        raise b.error(errors.SYNTAX_ERROR, "number of columns does not match number of values",
+                      getattr(src, "location", None))
+    return src.args[val.colno - 1]
 
 
 def bind_delete(b: Binder, stmt, node):

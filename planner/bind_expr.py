@@ -340,8 +340,11 @@ class ExprContext:
                 return hit
         m = getattr(self, "_" + type(node).__name__, None)
         if m is None:
-            raise self.binder.error(errors.FEATURE_NOT_SUPPORTED,
-                                    f"{type(node).__name__} expressions are not supported", getattr(node, "location", None))
+            name = type(node).__name__
+            what = _EXPRESSION_WORDS.get(name, "")
+            if name == "XmlExpr" and enum_name(node.op) == "IS_DOCUMENT":
+                what = "IS DOCUMENT"
+            raise self.binder.refuse(what, getattr(node, "location", None))
         return m(node)
 
     def bind_bool(self, node, what: str) -> ScalarExpr:
@@ -463,7 +466,7 @@ class ExprContext:
             return Call("not", (out,), "bool") if "NOT" in kind else out
         if kind in ("AEXPR_OP_ANY", "AEXPR_OP_ALL"):
             return self.array_compare(kind == "AEXPR_OP_ALL", op, node, loc)
-        raise self.binder.error(errors.FEATURE_NOT_SUPPORTED, f"operator kind {kind} is not supported", loc)
+        raise self.binder.refuse({"AEXPR_SIMILAR": "SIMILAR TO"}.get(kind, ""), loc, "this operator")
 
     def row_equal(self, op: str, left, right, loc) -> ScalarExpr:
         """``(a, b) = (c, d)``: the AND of the pairwise equalities (PostgreSQL's row 3VL)."""
@@ -815,3 +818,12 @@ def interval_literal(ctx: ExprContext, node) -> Literal:
 
 
 # ---- end ----
+
+
+#: expressions mzlite does not evaluate, by the words a user writes them with (where the
+#: keyword at the node's location would not say it: ``x IS JSON`` starts at ``x``)
+_EXPRESSION_WORDS = {"XmlSerialize": "XMLSERIALIZE", "GroupingFunc": "GROUPING",
+                     "JsonIsPredicate": "IS JSON", "CurrentOfExpr": "WHERE CURRENT OF",
+                     "JsonObjectConstructor": "JSON_OBJECT", "JsonArrayConstructor": "JSON_ARRAY",
+                     "JsonArrayQueryConstructor": "JSON_ARRAY", "JsonObjectAgg": "JSON_OBJECTAGG",
+                     "JsonArrayAgg": "JSON_ARRAYAGG"}

@@ -14,6 +14,7 @@ from planner import plans as P
 from planner.bind_expr import enum_name
 from planner.catalog import SYSTEM_SCHEMAS
 from sql import errors
+from sql.statement_names import alter_subcommand, statement_name
 
 
 def _drop_order(catalog, roots) -> tuple:
@@ -157,8 +158,7 @@ def rename(b, stmt, node):
     name stays in the item's schema; dependents are bound by id and follow the rename."""
     kind = _RENAME_KINDS.get(enum_name(node.renameType))
     if kind is None:
-        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"ALTER ... RENAME of {enum_name(node.renameType)[7:].lower()} "
-                      "is not supported", 0)
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{statement_name(stmt.text)} ... {alter_subcommand(stmt.text)} is not supported", 0)
     rv = node.relation
     parts = tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x)
     if len(parts) >= 2 and parts[-2] in SYSTEM_SCHEMAS:
@@ -188,7 +188,7 @@ def comment(b, stmt, node):
     """``COMMENT ON TABLE | VIEW | MATERIALIZED VIEW | INDEX | COLUMN | SCHEMA x IS 'text' | NULL``."""
     kind = _COMMENT_KINDS.get(enum_name(node.objtype))
     if kind is None:
-        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"COMMENT ON {enum_name(node.objtype)[7:]} is not supported", 0)
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{statement_name(stmt.text)} is not supported", 0)
     if kind == "schema":
         name = node.object.sval
         if name not in b.catalog.schemas:

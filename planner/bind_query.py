@@ -31,6 +31,7 @@ from planner.clauses import check_ctes, check_select_clauses
 from planner.ctes import bind_cte, correlated_cte_below
 from planner.params import placeholder
 from sql import errors, types as T
+from sql.statement_names import keyword_at
 
 UNIT = Constant((((), 1),), 0)
 
@@ -142,6 +143,15 @@ class Binder:
 
     def error(self, sqlstate: str, message: str, loc=None) -> errors.Error:
         return errors.error_for(sqlstate, message, position=self.pos(loc))
+
+    def refuse(self, what: str, loc=None, fallback: str = "this expression") -> errors.Error:
+        """0A000 naming the construct at node location ``loc`` in the user's words:
+        ``what`` when given, else the keyword the user typed there, else ``fallback``."""
+        if not what:
+            at = self.pos(loc)
+            word = keyword_at(self.stmt.text, at - 1 - self.stmt.origin) if at is not None else ""
+            what = word or fallback
+        return self.error(errors.FEATURE_NOT_SUPPORTED, f"{what} is not supported", loc)
 
     def type_name(self, tn) -> str:
         names = [n.sval for n in tn.names]
@@ -638,7 +648,8 @@ class Binder:
             return dc.bind_join(self, f, outer)
         if isinstance(f, ast.RangeFunction):
             return self.table_function(outer.rel, list(outer.types), [], f, outer)
-        raise self.error(errors.FEATURE_NOT_SUPPORTED, f"{type(f).__name__} in FROM is not supported", None)
+        what = {"RangeTableSample": "TABLESAMPLE", "RangeTableFunc": "XMLTABLE"}.get(type(f).__name__)
+        raise self.refuse(f"{what} in FROM" if what else "", getattr(f, "location", None), "this FROM item")
 
     def table_function(self, rel, types, items, f, outer: Outer):
         """``FROM ..., generate_series(a, b [, step]) [AS g(x)]``: a FlatMap over the FROM

@@ -32,6 +32,7 @@ from planner.bind_query import TOP, UNIT, Binder
 from planner.catalog import CheckConstraint, ColumnDef, UniqueKey
 from repr.ids import GlobalId
 from sql import errors, mzsyntax as mz
+from sql.statement_names import alter_subcommand, statement_name
 
 
 def plan_statement(stmt, catalog, params=()):
@@ -40,9 +41,18 @@ def plan_statement(stmt, catalog, params=()):
     kind = stmt.kind
     fn = _DISPATCH.get(kind)
     if fn is None:
-        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"{kind.replace('_', ' ').upper()} is not supported",
-                               position=stmt.position(0))
+        raise _unsupported(stmt)
     return fn(b, stmt, stmt.node)
+
+
+def _unsupported(stmt):
+    """The refusal of a statement kind mzlite has no plan for, in the user's words
+    (``CREATE TRIGGER is not supported``, ``ALTER TABLE ... ADD CONSTRAINT is not supported``)."""
+    name = statement_name(stmt.text)
+    if stmt.kind == "alter_table":
+        sub = alter_subcommand(stmt.text)
+        name = f"{name} ... {sub}" if sub else name
+    return errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"{name} is not supported", position=stmt.position(0))
 
 
 def describe_statement(stmt, catalog, declared=()):
@@ -57,8 +67,7 @@ def describe_statement(stmt, catalog, declared=()):
     b.declared = tuple(declared)
     fn = _DISPATCH.get(stmt.kind)
     if fn is None:
-        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"{stmt.kind.replace('_', ' ').upper()} is not "
-                               f"supported", position=stmt.position(0))
+        raise _unsupported(stmt)
     plan = fn(b, stmt, stmt.node)
     types = [(b.declared[k] if k < len(b.declared) else None) or "text" for k in range(n)]
     for k, _, t in sorted(b.inferring.values(), key=lambda s: s[0]):
@@ -156,7 +165,9 @@ def _create_table(b: Binder, stmt, node):
             constraints.append((el, None))
             continue
         if not isinstance(el, ast.ColumnDef):
-            raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{type(el).__name__} in CREATE TABLE is not supported", loc)
+            what = "LIKE" if isinstance(el, ast.TableLikeClause) else "this table element"
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{what} in CREATE TABLE is not supported",
+                          getattr(el, "location", None) or loc)
         if any(c.name == el.colname for c in cols):
             raise b.error(errors.DUPLICATE_COLUMN, f'column "{el.colname}" specified more than once', el.location)
         ddl_options.check_column(b, el)
@@ -384,7 +395,7 @@ def _drop(b: Binder, stmt, node):
         return N.drop_schema(b, stmt, node)
     kind = _DROP_KINDS.get(enum_name(node.removeType))
     if kind is None:
-        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"DROP {enum_name(node.removeType)[7:]} is not supported", 0)
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{statement_name(stmt.text)} is not supported", 0)
     word = {"table": "table", "view": "view", "materialized_view": "materialized view", "index": "index"}[kind]
     cascade = enum_name(node.behavior) == "DROP_CASCADE"
     names, ids, missing, drop_ids = [], [], [], []
@@ -467,7 +478,8 @@ def _set_value(node) -> tuple[str, Optional[str]]:
     if k == "VAR_SET_DEFAULT":
         return name, None
     if k != "VAR_SET_VALUE":
-        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"SET {name} form is not supported")
+        form = "FROM CURRENT" if k == "VAR_SET_CURRENT" else "in this form"
+        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"SET {name} {form} is not supported")
     return name, ", ".join(_const_text(a) for a in node.args or ())
 
 

@@ -35,6 +35,7 @@ from pglast import ast
 from pglast.parser import ParseError, scan
 
 from sql import errors
+from sql.statement_names import materialize_only_form
 from sql.mzsyntax import (AsOf, CreateDefaultIndex, DeclareSubscribe, Explain, Fetch, Show,
                           Subscribe, rewrite_mutually_recursive)
 
@@ -136,7 +137,14 @@ def _parse_piece(source: str, toks) -> Statement:
         rel = [_Tok(t.start, t.end + 1, t.name, t.kind)
                for t in _scan(ptext, start) if t.name not in ("SQL_COMMENT", "C_COMMENT")]
     ctx = _Ctx(source, start, text, ptext, rel, tuple(inserts))
-    stmt = ctx.parse()
+    try:
+        stmt = ctx.parse()
+    except errors.Error as e:
+        form = materialize_only_form(text) if e.sqlstate == errors.SYNTAX_ERROR else ""
+        if not form:
+            raise
+        raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"{form} is not supported",
+                               position=start + 1) from None
     stmt.param_count = nparams
     return stmt
 

@@ -118,3 +118,27 @@ def test_failed_multi_statement_string_releases_its_keys(con):
         con.execute("INSERT INTO t VALUES (3, 'c@x', 0); SELECT 1 / 0")
     con.execute("INSERT INTO t VALUES (3, 'c@x', 0)")
     assert _rows(con) == [(1, "a@x", 1), (2, "b@x", 2), (3, "c@x", 0)]
+
+
+def test_copy_from_is_checked(con):
+    """COPY FROM goes through the same write path: a key repeated inside the COPY or against
+    a committed row, or a failing CHECK, refuses the whole COPY (nothing of it is written),
+    outside and inside a transaction.  Sabotage seen red: ``Writer._commit`` committing
+    without ``validate`` (the COPY's duplicate rows were written)."""
+    _setup(con)
+    cur = con.cursor()
+    for data, sqlstate in ((b"3\tc@x\t0\n3\td@x\t0\n", "23505"), (b"4\td@x\t0\n1\te@x\t0\n", "23505"),
+                           (b"5\tf@x\t-1\n", "23514")):
+        with pytest.raises(mzlite.IntegrityError) as ei:
+            with cur.copy("COPY t FROM STDIN") as copy:
+                copy.write(data)
+        assert ei.value.sqlstate == sqlstate
+    assert _rows(con) == [(1, "a@x", 1), (2, "b@x", 2)]
+    con.execute("BEGIN")
+    with cur.copy("COPY t FROM STDIN") as copy:
+        copy.write(b"3\tc@x\t0\n")
+    with pytest.raises(mzlite.IntegrityError):
+        with cur.copy("COPY t FROM STDIN") as copy:
+            copy.write(b"3\tz@x\t0\n")
+    con.execute("ROLLBACK")
+    assert _rows(con) == [(1, "a@x", 1), (2, "b@x", 2)]

@@ -38,3 +38,70 @@ def test_reading_a_failed_materialized_view_raises_instead_of_waiting(flag, brok
     # the database goes on: other objects still answer
     assert sorted(con.execute("SELECT b FROM t").fetchall()) == [(2,), (3,)]
     con.close()
+
+
+@pytest.fixture
+def refused_victims(monkeypatch):
+    """The maintenance runtime refuses (``ComputeProtocolError`` from ``_admit``) every
+    dataflow whose name contains ``victim``, as it refuses one whose inputs it cannot read."""
+    from compute.errors import ComputeProtocolError
+    from compute.replica.maintenance import MaintenanceRuntime
+    real = MaintenanceRuntime._admit
+
+    def admit(self, desc):
+        if "victim" in (desc.debug_name or ""):
+            raise ComputeProtocolError("maintenance runtime: refused for the test")
+        return real(self, desc)
+    monkeypatch.setattr(MaintenanceRuntime, "_admit", admit)
+
+
+@pytest.mark.parametrize("flag", FLAGS)
+def test_a_refused_dataflow_fails_its_readers_with_the_cause(flag, refused_victims):
+    """An index or materialized view whose dataflow the runtime refused: every read that
+    needs it (a peek on the index, through either runtime; a read of the view; a view over
+    it) fails with the refusal, not a hang (57014) nor "peek targets unknown index".
+    Sabotage seen red: ``RuntimeCore._create`` re-raising without ``_refuse`` (every read
+    waited for the statement timeout, interactive runtime on; off, "targets unknown index")."""
+    con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": flag})
+    try:
+        con.execute("SET statement_timeout = '10s'")
+        con.execute("CREATE TABLE t (a int)")
+        con.execute("INSERT INTO t VALUES (1)")
+        con.execute("CREATE VIEW v AS SELECT a + 1 AS b FROM t")
+        con.execute("CREATE INDEX victim_vi ON v (b)")
+        con.execute("CREATE MATERIALIZED VIEW victim_mv AS SELECT a FROM t")
+        con.execute("CREATE MATERIALIZED VIEW w AS SELECT a FROM victim_mv")
+        for q, name in (("SELECT * FROM v", "index victim_vi"), ("SELECT b FROM v WHERE b = 2", "index victim_vi"),
+                        ("SELECT * FROM victim_mv", "materialized view victim_mv"),
+                        ("SELECT * FROM w", "materialized view victim_mv")):
+            with pytest.raises(mzlite.InternalError) as ei:
+                con.execute(q).fetchall()
+            assert f"dataflow '{name}' was refused: maintenance runtime: refused for the test" in str(ei.value), q
+        # dropping the refused index frees the view's reads; the name can be used again
+        con.execute("DROP INDEX victim_vi")
+        assert con.execute("SELECT * FROM v").fetchall() == [(2,)]
+        con.execute("CREATE INDEX vi ON v (b)")
+        con.execute("INSERT INTO t VALUES (2)")
+        assert sorted(con.execute("SELECT * FROM v").fetchall()) == [(2,), (3,)]
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("flag", FLAGS)
+def test_reading_through_a_failed_index_raises_instead_of_waiting(flag, broken_reduce):
+    """An index whose dataflow failed while running answers its peeks (both runtimes) with
+    the failure.  Sabotage seen red: ``MaintenanceRuntime._on_failed`` not failing the registry slot
+    -> the interactive runtime's fast-path peek waits for the statement timeout."""
+    con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": flag})
+    try:
+        con.execute("SET statement_timeout = '10s'")
+        con.execute("CREATE TABLE t (a int, b int)")
+        con.execute("INSERT INTO t VALUES (1, 2), (1, 3)")
+        con.execute("CREATE VIEW v AS SELECT a, sum(b) AS s FROM t GROUP BY a")
+        broken_reduce()
+        con.execute("CREATE DEFAULT INDEX ON v")
+        for q in ("SELECT * FROM v", "SELECT s FROM v WHERE a = 1"):
+            with pytest.raises(mzlite.InternalError, match="boom"):
+                con.execute(q).fetchall()
+    finally:
+        con.close()

@@ -14,6 +14,8 @@ in creation order, so one hydrating dataflow does not starve the others.
 The hooks (each documented where it is defined; the base does nothing or refuses):
 ``_admit`` (a runtime's own checks of a description), ``_resolve_index_imports`` (what an
 index import reads), ``_bind`` (build now or later), ``_built``, ``_unbind``, ``_on_failed``,
+``_on_refused`` / ``_forget_refused`` (a refused description's exports: their reads answer
+with the refusal),
 ``_compaction_for_unhosted``, ``_compact_export``, ``_retire_export``, ``_serves_unhosted``
 / ``_await_published`` / ``_published_readers`` (peeks on collections hosted elsewhere),
 ``_prepare_step``, ``_progressed`` and ``_after_dataflows`` (stepping).
@@ -160,6 +162,40 @@ class RuntimeCore:
         for eid in desc.export_ids():
             if eid in self._ever:
                 raise ComputeProtocolError(f"{self.role}: export id {eid} reused")
+        refused_before = [eid for eid in desc.export_ids() if eid in self._failed_exports]
+        try:
+            self._create_admitted(desc)
+        except ComputeProtocolError as e:
+            self._refuse(desc, f"dataflow {desc.debug_name!r} was refused: {e}")
+            raise
+        for eid in refused_before:  # hosted now (unless it failed already while building)
+            h = self._export_of.get(eid)
+            if h is not None and h.failed is None:
+                del self._failed_exports[eid]
+
+    def _refuse(self, desc, message: str) -> None:
+        """``desc`` was refused: its exports will never exist.  Every read of one (a peek on
+        an index, a read of a materialized view's storage, a dataflow importing either)
+        answers with ``message`` instead of waiting for ever; the refusal stays loud (the
+        caller re-raises)."""
+        for eid in desc.export_ids():
+            self._failed_exports[eid] = message
+        for s in desc.sink_exports:
+            coll = self.storage.get(s.id) if self.storage is not None else None
+            if coll is not None and hasattr(coll, "fail"):
+                coll.fail(message)
+        self._on_refused(desc, message)
+        for p in list(self._peeks.values()):
+            if p.peek.target in self._failed_exports and p.peek.target not in self._export_of:
+                self._respond(p, PeekError(peeks.INTERNAL, message))
+
+    def _on_refused(self, desc, message: str) -> None:
+        """Hook: ``desc`` was refused with ``message`` (its exports are never hosted here)."""
+
+    def _forget_refused(self, id: GlobalId) -> None:
+        """Hook: the refused export ``id`` was dropped."""
+
+    def _create_admitted(self, desc) -> None:
         self._admit(desc)
         h = _Hosted(desc)
         sources = {}
@@ -219,6 +255,11 @@ class RuntimeCore:
 
     def _allow_compaction(self, id: GlobalId, frontier: Frontier) -> None:
         h = self._export_of.get(id)
+        if h is None and id in self._failed_exports and id not in self._ever:
+            if frontier is None:  # a refused export dropped: nothing was ever hosted
+                del self._failed_exports[id]
+                self._forget_refused(id)
+            return
         if h is None:
             if id in self._ever:
                 raise ComputeProtocolError(f"{self.role}: AllowCompaction for dropped {id}")
@@ -304,6 +345,12 @@ class RuntimeCore:
             raise ComputeProtocolError(f"{self.role}: peek {peek.uuid} already pending")
         h = self._export_of.get(peek.target)
         kind = "dataflow" if peek.target.is_transient() else "fast_path"
+        refused = self._failed_exports.get(peek.target) if h is None else None
+        if refused is not None:  # its dataflow was refused here: the cause, not "unknown index"
+            p = _PendingPeek(peek, kind)
+            self._peeks[peek.uuid] = p
+            self._respond(p, PeekError(peeks.INTERNAL, refused))
+            return
         if h is None and not self._serves_unhosted(peek.target):
             # A protocol violation, and loud; but every peek gets its one answer, or the
             # controller waits for it forever (e.g. after a dataflow it created was refused).

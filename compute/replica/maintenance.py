@@ -60,6 +60,13 @@ class MaintenanceRuntime(RuntimeCore):
         if any(e.id == id for e in h.desc.index_exports):
             self.registry.unpublish(id)
 
+    def _on_refused(self, desc, message: str) -> None:
+        for e in desc.index_exports:
+            self.registry.fail(e.id, message, create=True)  # readers elsewhere answer, not wait
+
+    def _forget_refused(self, id: GlobalId) -> None:
+        self.registry.unpublish(id)
+
     def _on_failed(self, h: _Hosted, message: str) -> None:
         for e in h.desc.index_exports:
             if e.id in h.live:

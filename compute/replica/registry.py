@@ -153,6 +153,7 @@ class SharedArrangementRegistry:
                 raise ComputeProtocolError(f"publish of {id}: already published; a slot is adopted once")
             slot.oks, slot.errs = oks, errs
             slot.adopted = True
+            slot.failed = None  # an id refused before (``fail(create=True)``) and hosted now
             slot.since = oks.since
             slot.upper = oks.upper
             slot.dirty = True
@@ -229,10 +230,12 @@ class SharedArrangementRegistry:
             self._cond.notify_all()
         self._fire(callbacks)
 
-    def fail(self, id: GlobalId, message: str) -> None:
-        """The publisher's dataflow failed: wake every waiter so it answers, not hangs."""
+    def fail(self, id: GlobalId, message: str, create: bool = False) -> None:
+        """The publisher's dataflow failed: wake every waiter so it answers, not hangs.
+        ``create``: also when nothing was published or awaited yet (a refused dataflow's
+        export: a reader that comes later must find the failure, not wait for a publisher)."""
         with self._cond:
-            slot = self._slots.get(id)
+            slot = self._slot(id) if create else self._slots.get(id)
             if slot is None:
                 return
             slot.failed = message
