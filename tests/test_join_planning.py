@@ -1,6 +1,6 @@
 """Many-way joins: delta paths ordered by their equality predicates, planned incrementally.
 
-``JoinOp._plan_path`` extends each input's path greedily by the input with the most
+``compute.render.join_order.plan_path`` extends each input's path greedily by the input with the most
 equivalence classes connecting it to the prefix, keeping per class the lowest expression
 whose inputs are all in the prefix and per input its count of connected classes.
 Sabotage runs (each made once, saw red, restored):

@@ -31,6 +31,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, Optional, Sequence
 
+from compute.render.join_order import plan_path
 from compute.render.operator import EMPTY, Operator, key_function
 from expr.scalar import Column, ScalarExpr, columns_referenced, permute
 from repr.errors import EvalError
@@ -234,30 +235,9 @@ class JoinOp(Operator):
         on that input's collection (key expressions over the input's own columns).
         ``project``: output columns to keep (a projection fused into the join, applied
         while the output rows are built)."""
-        self.project = None if project is None else tuple(project)
-        self.arities = tuple(arities)
-        self.n_inputs = n = len(arities)
-        self.as_of = as_of
-        offsets = []
-        o = 0
-        for a in arities:
-            offsets.append(o)
-            o += a
-        self.offsets = offsets
-        classes = [tuple(c) for c in equivalences]
-        supports = [[_support(e, offsets, arities) for e in c] for c in classes]
-        self._arrangements: dict = {}  # (input, key_exprs) -> arrangement
-        self._by_input: list[list] = [[] for _ in range(n)]
+        classes, supports = self._setup(arities, equivalences, as_of, project)
+        n = self.n_inputs
         arranged = dict(arranged or {})
-        # inputs whose every use can read an imported arrangement
-        self.reused: dict[int, Any] = {}
-        #: port -> ``(col, out_idx, prefix_arity, raw)`` of its path's fused last step
-        self._fused_shapes: dict[int, tuple] = {}
-        #: the reduce this join feeds from its lookup loops (``fuse_reduce``), and per port
-        #: the generated loop that does it
-        self.reduce_into = None
-        self._reduce_steps: dict[int, Any] = {}
-        self.paths = []
         plans = [self._plan_path(i, classes, supports, arranged) for i in range(n)]
         # decide reuse: an input is reused only if all steps into it use the same import key
         use_keys: dict[int, set] = {}
@@ -277,6 +257,35 @@ class JoinOp(Operator):
         #: which is the whole join; were all hydrations ignored, nothing would ever be
         #: produced for as_of (select4.test's joins of two indexed columns came out empty)
         self._hydrating_port = min(self.reused) if len(self.reused) == n else None
+        self._local_key_fns = [[(arr, arr.key_fn) for arr in self._by_input[i]] for i in range(n)]
+
+    def _setup(self, arities, equivalences, as_of, project):
+        """The state every join keeps, before any path is planned: offsets, empty
+        arrangements, and per input the check of its fallible key expressions.  Returns the
+        equivalence classes and the input support of each of their expressions."""
+        self.project = None if project is None else tuple(project)
+        self.arities = tuple(arities)
+        self.n_inputs = n = len(arities)
+        self.as_of = as_of
+        offsets = []
+        o = 0
+        for a in arities:
+            offsets.append(o)
+            o += a
+        self.offsets = offsets
+        classes = [tuple(c) for c in equivalences]
+        supports = [[_support(e, offsets, arities) for e in c] for c in classes]
+        self._arrangements: dict = {}  # (input, key_exprs) -> arrangement
+        self._by_input: list[list] = [[] for _ in range(n)]
+        # inputs whose every use can read an imported arrangement
+        self.reused: dict[int, Any] = {}
+        #: port -> ``(col, out_idx, prefix_arity, raw)`` of its path's fused last step
+        self._fused_shapes: dict[int, tuple] = {}
+        #: the reduce this join feeds from its lookup loops (``fuse_reduce``), and per port
+        #: the generated loop that does it
+        self.reduce_into = None
+        self._reduce_steps: dict[int, Any] = {}
+        self.paths = []
         # per input: its fallible single-input expressions, evaluated once per delta row so
         # a bad row yields one error and enters neither the paths nor the arrangements
         self._checks = []
@@ -287,90 +296,31 @@ class JoinOp(Operator):
                     if s_ == frozenset((i,)) and not isinstance(e, Column):
                         local.append(permute(e, self._to_local(i)))
             self._checks.append(key_function(tuple(local)) if local else None)
-        self._local_key_fns = [[(arr, arr.key_fn) for arr in self._by_input[i]] for i in range(n)]
+        return classes, supports
+
+    def _checked(self, port: int, chunk: list, errs: list) -> list:
+        """``chunk`` without the rows whose fallible key expressions raise (one error each)."""
+        check = self._checks[port]
+        if check is None:
+            return chunk
+        try:
+            for row, _d in chunk:
+                check(row)
+            return chunk
+        except EvalError:
+            kept = []
+            for row, d in chunk:
+                try:
+                    check(row)
+                    kept.append((row, d))
+                except EvalError as e:
+                    errs.append(((e.sqlstate, e.message), d))
+            return kept
 
     # ------------------------------------------------------------ planning
     def _plan_path(self, i, classes, supports, arranged) -> dict:
-        """Greedy order of input ``i``'s delta path: next, the input served by an imported
-        index if any, else the one with the most equivalence classes connecting it to the
-        prefix (ties to the lowest input).  Incremental: per class, the lowest expression
-        index whose support lies in the prefix is kept up to date as inputs join it, and per
-        input the count of its connected classes, so one path costs O(n^2 + size of the
-        classes), not O(n^2 * classes * expressions) (a 64-input join planned in seconds)."""
-        n = self.n_inputs
-        prefix = {i}
-        order = [i]
-        steps = []
-        enforced = []  # (class index, expr index a, expr index b) asserted equal by lookups
-        # per class: input -> its first expression over that input alone
-        local_first: list = []
-        local_classes: list = [[] for _ in range(n)]   # input -> classes with a local expr
-        missing: list = []   # per class, per expr: how many of its inputs are not yet in the prefix
-        waiting: list = [[] for _ in range(n)]  # input -> (class, expr) whose support holds it
-        pre_first: list = []  # per class: lowest expr index with support in the prefix, or None
-        for ci, sup in enumerate(supports):
-            lf: dict = {}
-            miss = []
-            pf = None
-            for k, s in enumerate(sup):
-                if len(s) == 1:
-                    (j,) = s
-                    if j not in lf:
-                        lf[j] = k
-                        local_classes[j].append(ci)
-                m = 0
-                for j in s:
-                    if j not in prefix:
-                        m += 1
-                        waiting[j].append((ci, k))
-                miss.append(m)
-                if m == 0 and pf is None:
-                    pf = k
-            local_first.append(lf)
-            missing.append(miss)
-            pre_first.append(pf)
-        conn_count = [0] * n
-        for ci, pf in enumerate(pre_first):
-            if pf is not None:
-                for j in local_first[ci]:
-                    conn_count[j] += 1
-        remaining = [j for j in range(n) if j != i]
-        while remaining:
-            best = None
-            for j in remaining:
-                imp = None
-                for key_exprs, _handle in arranged.get(j, ()):
-                    picked = self._match_key(j, key_exprs, classes, supports, prefix)
-                    if picked:
-                        imp = (tuple(key_exprs), picked)
-                        break
-                score = (imp is not None, conn_count[j], -j)
-                if best is None or score > best[0]:
-                    best = (score, j, imp)
-            _, j, imp = best
-            if imp is not None:
-                key_local, used = imp
-            else:
-                used = [(ci, local_first[ci][j], pre_first[ci])
-                        for ci in local_classes[j] if pre_first[ci] is not None]
-                key_local = tuple(permute(classes[ci][k], self._to_local(j)) for ci, k, _p in used)
-            enforced.extend(used)
-            steps.append((j, key_local, imp, [(ci, p) for ci, _k, p in used]))
-            prefix.add(j)
-            order.append(j)
-            remaining.remove(j)
-            for ci, k in waiting[j]:
-                missing[ci][k] -= 1
-                if missing[ci][k] == 0:
-                    pf = pre_first[ci]
-                    if pf is None:
-                        pre_first[ci] = k
-                        for x in local_first[ci]:
-                            conn_count[x] += 1
-                    elif k < pf:
-                        pre_first[ci] = k
-        return {"order": order, "steps": [(j, k, imp) for j, k, imp, _ in steps],
-                "step_prefix": [sp for *_, sp in steps], "enforced": enforced}
+        """The order and lookup keys of input ``i``'s path (``compute.render.join_order``)."""
+        return plan_path(self, i, classes, supports, arranged)
 
     def _match_key(self, j, key_exprs, classes, supports, prefix):
         """``[(class, expr index, prefix expr index)]`` matching ``key_exprs`` (over input
@@ -486,20 +436,7 @@ class JoinOp(Operator):
         hydrating = time == self.as_of
         for arr in self.reused.values():
             arr.read_time = time
-        check = self._checks[port]
-        if check is not None:
-            try:
-                for row, _d in chunk:
-                    check(row)
-            except EvalError:
-                kept = []
-                for row, d in chunk:
-                    try:
-                        check(row)
-                        kept.append((row, d))
-                    except EvalError as e:
-                        errs.append(((e.sqlstate, e.message), d))
-                chunk = kept
+        chunk = self._checked(port, chunk, errs)
         if hydrating and port in self.reused:
             # the imported arrangement already holds this; its other local keys must too
             out = self._delta(port, chunk, errs) if port == self._hydrating_port else EMPTY
