@@ -380,6 +380,16 @@ class Dataflow:
                 c, port = node.consumers[0]
                 if c.__class__ is _Node and c.op.__class__ is ReduceOp and node.op.fuse_reduce(c.op):
                     node.fused_into = c
+            if node.op.__class__ is FlatMapOp and len(node.consumers) == 1:
+                # generate_series into a count/sum reduce (through a pure projection): batches
+                c, port = node.consumers[0]
+                project = None
+                if (c.__class__ is _Node and c.op.__class__ is MfpOp and c.op.project is not None
+                        and not c.op.temporal and len(c.consumers) == 1):
+                    project = c.op.mfp.output_projection()
+                    c = c.consumers[0][0]
+                if c.__class__ is _Node and c.op.__class__ is ReduceOp and node.op.fuse_reduce(c.op, project):
+                    node.fused_into = c
         self._flushable = [n for n in self._nodes if n.op is not None and n.op.needs_flush]
         self._future_ops = [n for n in self._nodes if isinstance(n.op, MfpOp) and n.op.temporal]
         # scheduler state
@@ -459,7 +469,8 @@ class Dataflow:
             return self._op(UnionOp(len(inputs)), "union", inputs)
         if isinstance(expr, FlatMap):
             src = self._render(expr.input, env)
-            return self._op(FlatMapOp(expr.func, expr.exprs), f"flat_map {expr.func}", [src])
+            return self._op(FlatMapOp(expr.func, expr.exprs, expr.input.arity()),
+                            f"flat_map {expr.func}", [src])
         if isinstance(expr, LetRec):  # re-derived per changed time (compute.render.letrec)
             frees = free_ids(expr)
             srcs = [env[i] if isinstance(i, LocalId) else self._lookup(i) for i, _ in frees]
