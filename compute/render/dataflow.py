@@ -60,6 +60,7 @@ from compute.protocol import SubscribeBatch
 from compute.render.constant import ConstantInput
 from compute.render.flat_map import FlatMapOp
 from compute.render.join import JoinOp
+from compute.render.join_oneshot import OneShotJoinOp
 from compute.render.letrec import LetRecOp, free_ids
 from compute.render.mfp import MfpOp
 from compute.render.operator import Operator, consolidate_pairs, key_function
@@ -375,9 +376,19 @@ class Dataflow:
                 self._collectors.append((col, st))
         for node in self._nodes:
             # a join whose only consumer is a count/sum reduce feeds it from its lookup loops
-            if node.op.__class__ is JoinOp and len(node.consumers) == 1:
+            if isinstance(node.op, JoinOp) and len(node.consumers) == 1:
                 c, port = node.consumers[0]
                 if c.__class__ is _Node and c.op.__class__ is ReduceOp and node.op.fuse_reduce(c.op):
+                    node.fused_into = c
+            if node.op.__class__ is FlatMapOp and len(node.consumers) == 1:
+                # generate_series into a count/sum reduce (through a pure projection): batches
+                c, port = node.consumers[0]
+                project = None
+                if (c.__class__ is _Node and c.op.__class__ is MfpOp and c.op.project is not None
+                        and not c.op.temporal and len(c.consumers) == 1):
+                    project = c.op.mfp.output_projection()
+                    c = c.consumers[0][0]
+                if c.__class__ is _Node and c.op.__class__ is ReduceOp and node.op.fuse_reduce(c.op, project):
                     node.fused_into = c
         self._flushable = [n for n in self._nodes if n.op is not None and n.op.needs_flush]
         self._future_ops = [n for n in self._nodes if isinstance(n.op, MfpOp) and n.op.temporal]
@@ -458,7 +469,8 @@ class Dataflow:
             return self._op(UnionOp(len(inputs)), "union", inputs)
         if isinstance(expr, FlatMap):
             src = self._render(expr.input, env)
-            return self._op(FlatMapOp(expr.func, expr.exprs), f"flat_map {expr.func}", [src])
+            return self._op(FlatMapOp(expr.func, expr.exprs, expr.input.arity()),
+                            f"flat_map {expr.func}", [src])
         if isinstance(expr, LetRec):  # re-derived per changed time (compute.render.letrec)
             frees = free_ids(expr)
             srcs = [env[i] if isinstance(i, LocalId) else self._lookup(i) for i, _ in frees]
@@ -473,8 +485,13 @@ class Dataflow:
                 i = i.input
             if isinstance(i, Get) and not isinstance(i.id, LocalId) and i.id in self._arranged:
                 arranged[k] = self._arranged[i.id]
-        op = JoinOp([i.arity() for i in expr.inputs], expr.equivalences, arranged=arranged,
-                    as_of=self.as_of, project=project)
+        if not arranged and self.desc.is_single_time():
+            # read at one time only (a peek): one linear path, planned when the data is in
+            op = OneShotJoinOp([i.arity() for i in expr.inputs], expr.equivalences,
+                               as_of=self.as_of, project=project)
+        else:
+            op = JoinOp([i.arity() for i in expr.inputs], expr.equivalences, arranged=arranged,
+                        as_of=self.as_of, project=project)
         return self._op(op, "join" if project is None else "join+project", inputs)
 
     def _render_mfp(self, expr, env: dict) -> _Node:

@@ -31,6 +31,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, Optional, Sequence
 
+from compute.render.join_order import plan_path
 from compute.render.operator import EMPTY, Operator, key_function
 from expr.scalar import Column, ScalarExpr, columns_referenced, permute
 from repr.errors import EvalError
@@ -234,30 +235,9 @@ class JoinOp(Operator):
         on that input's collection (key expressions over the input's own columns).
         ``project``: output columns to keep (a projection fused into the join, applied
         while the output rows are built)."""
-        self.project = None if project is None else tuple(project)
-        self.arities = tuple(arities)
-        self.n_inputs = n = len(arities)
-        self.as_of = as_of
-        offsets = []
-        o = 0
-        for a in arities:
-            offsets.append(o)
-            o += a
-        self.offsets = offsets
-        classes = [tuple(c) for c in equivalences]
-        supports = [[_support(e, offsets, arities) for e in c] for c in classes]
-        self._arrangements: dict = {}  # (input, key_exprs) -> arrangement
-        self._by_input: list[list] = [[] for _ in range(n)]
+        classes, supports = self._setup(arities, equivalences, as_of, project)
+        n = self.n_inputs
         arranged = dict(arranged or {})
-        # inputs whose every use can read an imported arrangement
-        self.reused: dict[int, Any] = {}
-        #: port -> ``(col, out_idx, prefix_arity, raw)`` of its path's fused last step
-        self._fused_shapes: dict[int, tuple] = {}
-        #: the reduce this join feeds from its lookup loops (``fuse_reduce``), and per port
-        #: the generated loop that does it
-        self.reduce_into = None
-        self._reduce_steps: dict[int, Any] = {}
-        self.paths = []
         plans = [self._plan_path(i, classes, supports, arranged) for i in range(n)]
         # decide reuse: an input is reused only if all steps into it use the same import key
         use_keys: dict[int, set] = {}
@@ -277,6 +257,35 @@ class JoinOp(Operator):
         #: which is the whole join; were all hydrations ignored, nothing would ever be
         #: produced for as_of (select4.test's joins of two indexed columns came out empty)
         self._hydrating_port = min(self.reused) if len(self.reused) == n else None
+        self._local_key_fns = [[(arr, arr.key_fn) for arr in self._by_input[i]] for i in range(n)]
+
+    def _setup(self, arities, equivalences, as_of, project):
+        """The state every join keeps, before any path is planned: offsets, empty
+        arrangements, and per input the check of its fallible key expressions.  Returns the
+        equivalence classes and the input support of each of their expressions."""
+        self.project = None if project is None else tuple(project)
+        self.arities = tuple(arities)
+        self.n_inputs = n = len(arities)
+        self.as_of = as_of
+        offsets = []
+        o = 0
+        for a in arities:
+            offsets.append(o)
+            o += a
+        self.offsets = offsets
+        classes = [tuple(c) for c in equivalences]
+        supports = [[_support(e, offsets, arities) for e in c] for c in classes]
+        self._arrangements: dict = {}  # (input, key_exprs) -> arrangement
+        self._by_input: list[list] = [[] for _ in range(n)]
+        # inputs whose every use can read an imported arrangement
+        self.reused: dict[int, Any] = {}
+        #: port -> ``(col, out_idx, prefix_arity, raw)`` of its path's fused last step
+        self._fused_shapes: dict[int, tuple] = {}
+        #: the reduce this join feeds from its lookup loops (``fuse_reduce``), and per port
+        #: the generated loop that does it
+        self.reduce_into = None
+        self._reduce_steps: dict[int, Any] = {}
+        self.paths = []
         # per input: its fallible single-input expressions, evaluated once per delta row so
         # a bad row yields one error and enters neither the paths nor the arrangements
         self._checks = []
@@ -287,47 +296,31 @@ class JoinOp(Operator):
                     if s_ == frozenset((i,)) and not isinstance(e, Column):
                         local.append(permute(e, self._to_local(i)))
             self._checks.append(key_function(tuple(local)) if local else None)
-        self._local_key_fns = [[(arr, arr.key_fn) for arr in self._by_input[i]] for i in range(n)]
+        return classes, supports
+
+    def _checked(self, port: int, chunk: list, errs: list) -> list:
+        """``chunk`` without the rows whose fallible key expressions raise (one error each)."""
+        check = self._checks[port]
+        if check is None:
+            return chunk
+        try:
+            for row, _d in chunk:
+                check(row)
+            return chunk
+        except EvalError:
+            kept = []
+            for row, d in chunk:
+                try:
+                    check(row)
+                    kept.append((row, d))
+                except EvalError as e:
+                    errs.append(((e.sqlstate, e.message), d))
+            return kept
 
     # ------------------------------------------------------------ planning
     def _plan_path(self, i, classes, supports, arranged) -> dict:
-        n = self.n_inputs
-        prefix = {i}
-        order = [i]
-        steps = []
-        enforced = []  # (class index, expr index a, expr index b) asserted equal by lookups
-        while len(order) < n:
-            best = None
-            for j in range(n):
-                if j in prefix:
-                    continue
-                conn = []
-                for ci, (cls, sup) in enumerate(zip(classes, supports)):
-                    local = [k for k, s in enumerate(sup) if s == frozenset((j,))]
-                    pre = [k for k, s in enumerate(sup) if s <= prefix]
-                    if local and pre:
-                        conn.append((ci, local[0], pre[0]))
-                imp = None
-                for key_exprs, _handle in arranged.get(j, ()):
-                    picked = self._match_key(j, key_exprs, classes, supports, prefix)
-                    if picked:
-                        imp = (tuple(key_exprs), picked)
-                        break
-                score = (imp is not None, len(conn), -j)
-                if best is None or score > best[0]:
-                    best = (score, j, conn, imp)
-            _, j, conn, imp = best
-            if imp is not None:
-                key_local, used = imp
-            else:
-                used = conn
-                key_local = tuple(permute(classes[ci][k], self._to_local(j)) for ci, k, _p in used)
-            enforced.extend(used)
-            steps.append((j, key_local, imp, [(ci, p) for ci, _k, p in used]))
-            prefix.add(j)
-            order.append(j)
-        return {"order": order, "steps": [(j, k, imp) for j, k, imp, _ in steps],
-                "step_prefix": [sp for *_, sp in steps], "enforced": enforced}
+        """The order and lookup keys of input ``i``'s path (``compute.render.join_order``)."""
+        return plan_path(self, i, classes, supports, arranged)
 
     def _match_key(self, j, key_exprs, classes, supports, prefix):
         """``[(class, expr index, prefix expr index)]`` matching ``key_exprs`` (over input
@@ -443,20 +436,7 @@ class JoinOp(Operator):
         hydrating = time == self.as_of
         for arr in self.reused.values():
             arr.read_time = time
-        check = self._checks[port]
-        if check is not None:
-            try:
-                for row, _d in chunk:
-                    check(row)
-            except EvalError:
-                kept = []
-                for row, d in chunk:
-                    try:
-                        check(row)
-                        kept.append((row, d))
-                    except EvalError as e:
-                        errs.append(((e.sqlstate, e.message), d))
-                chunk = kept
+        chunk = self._checked(port, chunk, errs)
         if hydrating and port in self.reused:
             # the imported arrangement already holds this; its other local keys must too
             out = self._delta(port, chunk, errs) if port == self._hydrating_port else EMPTY

@@ -167,6 +167,14 @@ class ReduceOp(Operator):
         #: (``group_update_body``); ``None`` without ``_direct``
         self.direct_spec = None if self._direct is None else (
             parts[:self.nkey], parts[self.nkey:], self.aggs, off)
+        #: ``(key parts, aggregate input parts)`` written over ``row`` (``row[i]`` or a
+        #: literal's repr) when the group key and the aggregate inputs are columns and
+        #: simple literals: what an operator feeding the groups in batches reads
+        #: (``compute.render.flat_map.FlatMapOp.fuse_reduce``); else ``None``
+        exprs = tuple(group_key) + tuple(a.expr for a in aggregates)
+        if parts is None and all(isinstance(e, Column) for e in exprs):
+            parts = [f"row[{e.index}]" for e in exprs]
+        self.batch_spec = None if parts is None else (parts[:self.nkey], parts[self.nkey:])
         #: key -> G (see module docstring); a group is removed when its count is zero
         self.groups: dict = {}
         #: key -> ``(is_error, row)`` last emitted
