@@ -11,7 +11,8 @@ SQLite's: md5 over each rendered value followed by "\\n", in output order after 
 Rules (SQLite's runner and Materialize's, reconciled):
   NULL -> "NULL" in every column.
   T: "" -> "(empty)"; bool -> true/false; float -> "%.3f"; numeric -> plain notation;
-     in standard mode control characters (< 0x20) become "@" as SQLite's runner does.
+     in standard mode control characters (< 0x20) become "@" as SQLite's runner does;
+     cockroach mode (Materialize's runner) prints them as they are.
   I: int -> decimal; bool -> 1/0; float and numeric -> truncated toward zero (SQLite's
      sqlite3_column_int); text -> its leading integer prefix, else 0 (sqlite3_column_int).
   R: "%.3f" of the number in standard mode; cockroach mode prints floats in shortest
@@ -160,7 +161,7 @@ def _oid(v):
 
 
 _STD = {"T": _text_std, "I": _int, "R": _real_std, "B": _bool, "O": _oid}
-_CRDB = {"T": _text_std, "I": _int, "R": _real_cockroach, "B": _bool, "O": _oid}
+_CRDB = {"T": _text_raw, "I": _int, "R": _real_cockroach, "B": _bool, "O": _oid}
 
 
 def renderers_for(types: str, mode: str = "standard", multiline: bool = False):

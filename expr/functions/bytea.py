@@ -1,6 +1,8 @@
 """The functions over ``bytea`` (Python ``bytes``).
 
-Owns the func ids ``sql.functions.bytea`` names: ``length``, ``substr`` (1-based, clamped),
+Owns the func ids ``sql.functions.bytea`` names: ``length``, ``bit_length``, ``length`` and
+``convert_from`` in a named encoding (``_codec``: the encodings Python's codecs know, under
+any of their spellings; undecodable bytes raise 22021), ``substr`` (1-based, clamped),
 ``encode``/``decode`` (``hex``, ``base64`` with PostgreSQL's 76-column lines, ``escape``),
 ``md5``, ``get_byte``, ``||``, and the casts to and from ``text`` (``sql.types.bytea``).
 Invariant: raises only ``EvalError`` with PostgreSQL's SQLSTATE and message.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import functools
 import hashlib
 
@@ -49,6 +52,27 @@ def bytea_decode(s: str, fmt: str) -> bytes:
     raise EvalError("22023", f'unrecognized encoding: "{fmt}"')
 
 
+def _codec(name: str) -> str:
+    try:
+        return codecs.lookup(name.strip()).name
+    except LookupError:
+        raise EvalError("22023", f"invalid encoding name '{name}'") from None
+
+
+def bytea_convert_from(b: bytes, encoding: str) -> str:
+    """``b`` decoded from ``encoding`` (Materialize's message for bytes that do not decode)."""
+    codec = _codec(encoding)
+    try:
+        s = b.decode(codec)
+    except UnicodeDecodeError as ex:
+        n = ex.end - ex.start
+        raise EvalError("22021", f"invalid {encoding.strip().lower()} sequence of {n} bytes from index {ex.start}") \
+            from None
+    if "\0" in s:
+        raise EvalError("22021", 'invalid byte sequence for encoding "UTF8": 0x00')
+    return s
+
+
 def bytea_substr(b: bytes, start: int, count=None) -> bytes:
     if count is None:
         return b[max(start - 1, 0):]
@@ -67,6 +91,10 @@ def bytea_get_byte(b: bytes, n: int) -> int:
 _add("cast_text_to_bytea", parse_bytea)
 _add("cast_bytea_to_text", bytea_out)
 _add("bytea_length", len)
+_add("bytea_bit_length", lambda b: 8 * len(b))
+_add("text_bit_length", lambda s: 8 * len(s.encode()))
+_add("bytea_length_in", lambda b, enc: len(bytea_convert_from(b, enc)))
+_add("bytea_convert_from", bytea_convert_from)
 _add("bytea_substr", bytea_substr)
 _add("bytea_encode", bytea_encode)
 _add("bytea_decode", bytea_decode)

@@ -1,7 +1,8 @@
 """Signatures of the functions and operators over ``bytea``.
 
-Owns ``length``/``octet_length``, ``substr``/``substring``, ``encode``, ``decode``, ``md5``,
-``get_byte``, the comparisons, and ``||`` (``resolve_operator``: ``bytea || bytea``, an
+Owns ``length``/``octet_length``, ``bit_length`` (of bytea and of text), ``length(bytea,
+encoding)`` and ``convert_from(bytea, encoding)``, ``substr``/``substring``, ``encode``,
+``decode``, ``md5``, ``get_byte``, the comparisons, and ``||`` (``resolve_operator``: ``bytea || bytea``, an
 unknown operand read as bytea).
 Invariant: every func id here is implemented in ``expr.functions.bytea`` (comparisons:
 ``expr.functions.generic``); the hook returns None for every operand it does not own.
@@ -14,6 +15,10 @@ FUNCTIONS = sigs(
     *((n, ("bytea",), "int4", "bytea_length") for n in ("length", "octet_length")),
     *((n, p, "bytea", "bytea_substr") for n in ("substr", "substring")
       for p in (("bytea", "int4"), ("bytea", "int4", "int4"))),
+    ("bit_length", ("bytea",), "int4", "bytea_bit_length"),
+    ("bit_length", ("text",), "int4", "text_bit_length"),
+    ("length", ("bytea", "text"), "int4", "bytea_length_in"),
+    ("convert_from", ("bytea", "text"), "text", "bytea_convert_from"),
     ("encode", ("bytea", "text"), "text", "bytea_encode"),
     ("decode", ("text", "text"), "bytea", "bytea_decode"),
     ("md5", ("bytea",), "text", "bytea_md5"),
