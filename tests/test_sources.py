@@ -1,4 +1,4 @@
-"""Load generator sources: COUNTER, AUCTION, MARKETING (TPCH is ``tests/test_source_tpch.py``).
+"""Load generator sources: COUNTER, AUCTION, MARKETING (TPCH: ``tests/test_source_tpch.py``).
 
 Time is a ``ManualClock``: a source's tick ``k`` is due ``k`` tick intervals after its first
 (written by CREATE SOURCE itself), and a read ingests every tick due by the clock before it
