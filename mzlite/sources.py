@@ -81,6 +81,7 @@ def create_source(db, session, plan, stmt, params) -> Result:
     outputs = {} if gen.multi_output else {"": src}
     for gid, (output, name) in zip(ids[2:], subs):
         items.append(CatalogItem(gid, name, "source", _columns(specs[output]), depends_on=frozenset({src}),
+                                 cluster=cluster,
                                  source=SourceInfo("subsource", plan.generator, parent=src, output=output)))
         outputs[output] = gid
     created = []
@@ -117,10 +118,11 @@ def drop_source_item(db, item) -> None:
 
 
 def source_rows(db) -> list:
-    """``(id, name, type, cluster)`` of every source item, in id order (``id`` a ``GlobalId``)."""
+    """``(id, name, type, cluster)`` of every source item, in id order (``id`` a ``GlobalId``);
+    a subsource shows its source's cluster, a progress collection none (as Materialize shows them)."""
     out = []
     for item in db.catalog.items("source"):
         info = item.source
         out.append((item.id, item.name, info.type if info is not None else "source",
-                    item.cluster if info is not None and info.type == "load-generator" else None))
+                    item.cluster if info is None or info.type != "progress" else None))
     return out

@@ -55,13 +55,18 @@ def test_counter_ticks_on_the_engine_clock(clocked_con):
 
 def test_counter_up_to_as_of_and_max_cardinality(clocked_con):
     con = clocked_con
+    con.execute("CREATE SOURCE h FROM LOAD GENERATOR COUNTER (AS OF 100, UP TO 200)")
+    assert rows(con, "SELECT count(*), max(counter) FROM h") == [(101, 101)]  # the history up to AS OF, at once
+    db = con.database
+    coll = db.storage.collections[db.catalog.resolve("h").id]
+    assert len({t for _, t, _ in coll.updates_between(0, None)}) == 1  # one commit
     con.execute("CREATE SOURCE u FROM LOAD GENERATOR COUNTER (TICK INTERVAL '100ms', UP TO 3)")
     con.execute("CREATE SOURCE a FROM LOAD GENERATOR COUNTER (TICK INTERVAL '100ms', AS OF 5, UP TO 7)")
     con.execute("CREATE SOURCE m FROM LOAD GENERATOR COUNTER (TICK INTERVAL '100ms', MAX CARDINALITY 2)")
     con.clock.advance(10_000)
     assert rows(con, "SELECT * FROM u") == [(1,), (2,), (3,)]
     assert rows(con, "SELECT * FROM u_progress") == [(3,)]
-    assert rows(con, "SELECT * FROM a") == [(6,), (7,)]
+    assert rows(con, "SELECT * FROM a") == [(k,) for k in range(1, 8)]  # AS OF 5: ticks 0..5 at once
     assert rows(con, "SELECT * FROM m") == [(100,), (101,)]  # 101 ticks, the last two kept
 
 
@@ -115,12 +120,12 @@ def test_auction_subsources_have_materializes_columns_and_shape(clocked_con):
                  ("bid_time", "timestamp with time zone")],
     }
     assert rows(con, "SELECT count(*), min(id), max(id) FROM organizations") == [(75, 1, 75)]
-    assert rows(con, "SELECT count(*), min(id), max(id), count(DISTINCT org_id) FROM users") == [(4000, 1, 4000, 75)]
+    assert rows(con, "SELECT count(*), min(id), max(id), count(DISTINCT org_id) FROM users") == [(4076, 1, 4076, 75)]
     assert rows(con, "SELECT count(*) FROM accounts WHERE id = org_id + 42 AND balance = 10000") == [(75,)]
     assert rows(con, "SELECT count(*) FROM auctions") == [(0,)]
     con.clock.advance(1000)  # the next tick writes one auction, each later tick one of its bids
     [(aid, seller, item, end)] = rows(con, "SELECT * FROM auctions")
-    assert aid == 1 and 1 <= seller <= 4000 and end == ts(T0 + 1000 + 10_000)
+    assert aid == 1 and 1 <= seller <= 4076 and end == ts(T0 + 1000 + 10_000)
     assert item in ("Signed Memorabilia", "City Bar Crawl", "Best Pizza in Town", "Gift Basket", "Custom Art")
     assert rows(con, "SELECT count(*) FROM bids") == [(0,)]
     con.clock.advance(1000)
@@ -132,7 +137,7 @@ def test_auction_subsources_have_materializes_columns_and_shape(clocked_con):
     ends = dict(auctions)
     for bid_id, auction_id, amount, bid_time, buyer in bids:
         i = bid_id - 10 * auction_id
-        assert 0 <= i <= 8 and 1 <= amount <= 99 and 1 <= buyer <= 4000
+        assert 0 <= i <= 8 and 1 <= amount <= 99 and 1 <= buyer <= 4076
         assert bid_time == ends[auction_id] - datetime.timedelta(seconds=10 - i)
     per_auction = rows(con, "SELECT auction_id, count(*) FROM bids GROUP BY auction_id")
     assert all(2 <= n <= 9 for a, n in per_auction[:-1])  # the last may still be arriving
@@ -197,8 +202,8 @@ def test_show_sources_mz_sources_and_drop(clocked_con):
     con.execute("CREATE SOURCE ah FROM LOAD GENERATOR AUCTION FOR TABLES (bids, auctions AS a) "
                 "EXPOSE PROGRESS AS ah_prog")
     assert rows(con, "SHOW SOURCES") == [
-        ("a", "subsource", None, ""), ("ah", "load-generator", "quickstart", ""), ("ah_prog", "progress", None, ""),
-        ("bids", "subsource", None, ""), ("c", "load-generator", "quickstart", ""),
+        ("a", "subsource", "quickstart", ""), ("ah", "load-generator", "quickstart", ""),
+        ("ah_prog", "progress", None, ""), ("bids", "subsource", "quickstart", ""), ("c", "load-generator", "quickstart", ""),
         ("c_progress", "progress", None, "")]
     assert rows(con, "SELECT name, type FROM mz_sources") == [
         ("a", "subsource"), ("ah", "load-generator"), ("ah_prog", "progress"), ("bids", "subsource"),
@@ -265,7 +270,7 @@ def test_a_source_in_a_schema_puts_its_subsources_there(clocked_con):
     con = clocked_con
     con.execute("CREATE SCHEMA qck")
     con.execute("CREATE SOURCE qck.ah FROM LOAD GENERATOR AUCTION FOR ALL TABLES")
-    assert rows(con, "SELECT count(*) FROM qck.users") == [(4000,)]
+    assert rows(con, "SELECT count(*) FROM qck.users") == [(4076,)]
     assert rows(con, "SHOW SOURCES") == []
     assert len(rows(con, "SHOW SOURCES FROM qck")) == 7
 

@@ -3,13 +3,14 @@
 Owns ``Ingestion`` (one source: its generator, its outputs' collection ids, its progress
 collection, its tick schedule and ``UP TO``) and ``Ingestions`` (every running source of one
 ``TableStorage``, and ``run(now_ms)``, which ingests every tick due at or before ``now_ms``).
-The schedule: offset ``k`` is due at ``anchor_ms + (k - anchor_offset) * tick_ms``; a new
-source anchors at its ``AS OF`` offset and its creation time (its first tick is due at
-once), a restored one at its persisted next offset and the time it was reopened (ticks
-are not replayed for the time the database was closed, as Materialize's load generators
-resume at their offset, not at the wall clock).  Invariants: each tick is one
-``TableStorage.commit`` -- its rows, the progress collection's move from the old offset to
-the new one, and (in a data directory) the generator's resume state -- so a reader sees a
+The schedule, as Materialize's: offsets start at 0 and every offset up to ``AS OF`` is due
+when the source is created (they are ingested as one commit, so ``AS OF n`` starts a source
+with ``n`` ticks of history); offset ``k`` after that is due ``(k - AS OF) * tick_ms`` later;
+offsets from ``UP TO`` on never are.  A restored source anchors its schedule at its
+persisted next offset and the time it was reopened (ticks are not replayed for the time the
+database was closed).  Invariants: each tick is one
+``TableStorage.commit`` (the ticks up to ``AS OF`` together) -- its rows, the progress
+collection's move from the old offset to the new one, and (in a data directory) the generator's resume state -- so a reader sees a
 tick whole or not at all and a reopened source continues from exactly the offset it
 persisted; a tick whose commit fails leaves the generator as it was (the tick is retried);
 ``run`` is serialised (the ticker and a reading session may both call it) and ingests
@@ -41,9 +42,9 @@ class Ingestion:
         self.outputs = dict(outputs)
         self.progress_id = progress_id
         self.tick_ms = tick_ms
-        self.first_offset = as_of
+        self.as_of = as_of
         self.up_to = up_to
-        self.next_offset = as_of
+        self.next_offset = 0
         if state is not None:
             generator.restore(state.get("generator", {}))
             self.next_offset = int(state["offset"])
@@ -54,9 +55,12 @@ class Ingestion:
         k = self.next_offset
         if self.up_to is not None and k >= self.up_to:
             return None
+        first = max(self.anchor[0], self.as_of)  # offsets up to here are due at the anchor
+        if k <= first:
+            return self.anchor[1]
         if self.tick_ms is None:
-            return self.anchor[1] if k == self.first_offset else None
-        return self.anchor[1] + (k - self.anchor[0]) * self.tick_ms
+            return None
+        return self.anchor[1] + (k - first) * self.tick_ms
 
     def step(self, due_ms: int) -> tuple[dict, dict]:
         """``(writes, meta)`` of the next tick: ``writes`` by collection id, ``meta`` the resume
@@ -69,12 +73,23 @@ class Ingestion:
                 writes.setdefault(gid, []).extend(ups)
         if self.progress_id is not None:
             prog = writes.setdefault(self.progress_id, [])
-            if k > self.first_offset:  # the previous tick's offset is replaced
+            if k > 0:  # the previous tick's offset is replaced
                 prog.append(((k,), -1))
             prog.append(((k + 1,), 1))
         self.next_offset = k + 1
         meta = {state_key(self.source_id): {"offset": k + 1, "generator": self.generator.state()}}
         return writes, meta
+
+
+def _merge(into: dict, writes: dict) -> None:
+    for gid, ups in writes.items():
+        acc = into.setdefault(gid, {})
+        for row, d in ups:
+            n = acc.get(row, 0) + d
+            if n:
+                acc[row] = n
+            else:
+                acc.pop(row, None)
 
 
 class Ingestions:
@@ -117,17 +132,26 @@ class Ingestions:
         done = 0
         with self._lock:
             for ing in list(self._by_id.values()):
-                for _ in range(MAX_TICKS_PER_RUN):
-                    due = ing.due_ms()
-                    if due is None or due > now_ms:
-                        break
-                    before = (ing.next_offset, ing.generator.state())
-                    try:
+                before = (ing.next_offset, ing.generator.state())
+                batch: dict = {}
+                meta = None
+                try:
+                    for _ in range(MAX_TICKS_PER_RUN):
+                        due = ing.due_ms()
+                        if due is None or due > now_ms:
+                            break
+                        k = ing.next_offset
                         writes, meta = ing.step(due)
-                        self.storage.commit(writes, meta=meta)
-                    except BaseException:
-                        ing.next_offset = before[0]
-                        ing.generator.restore(before[1])
-                        raise
-                    done += 1
+                        _merge(batch, writes)
+                        done += 1
+                        if k >= ing.as_of:  # ticks before AS OF are one commit with tick AS OF
+                            self.storage.commit({g: list(u.items()) for g, u in batch.items()}, meta=meta)
+                            batch, meta = {}, None
+                            before = (ing.next_offset, ing.generator.state())
+                    if meta is not None:
+                        self.storage.commit({g: list(u.items()) for g, u in batch.items()}, meta=meta)
+                except BaseException:
+                    ing.next_offset = before[0]
+                    ing.generator.restore(before[1])
+                    raise
         return done

@@ -33,8 +33,10 @@ _FAMILY = ("Abara", "Bauer", "Castro", "Dahl", "Eze", "Fischer", "Garcia", "Hadd
            "Ibrahim", "Jensen", "Kovacs", "Lund", "Marin", "Nguyen", "Otto", "Popescu", "Rahman", "Sato",
            "Tran", "Unger", "Vidal", "Wolf", "Yusuf", "Zapata", "Moreno")
 
-#: 4000 users (the auction generator's sellers and buyers)
-USERS: tuple[str, ...] = tuple(f"{_GIVEN[i % len(_GIVEN)]} {_FAMILY[i // len(_GIVEN)]}" for i in range(4000))
+#: 4076 users (the auction generator's sellers and buyers: as many as Materialize's has)
+USERS: tuple[str, ...] = tuple(f"{_GIVEN[i % len(_GIVEN)]} {_FAMILY[(i // len(_GIVEN)) % len(_FAMILY)]}"
+                               + ("" if i < len(_GIVEN) * len(_FAMILY) else f" {i // (len(_GIVEN) * len(_FAMILY)) + 1}")
+                               for i in range(4076))
 
 #: what is auctioned (Materialize's auction generator's five items)
 AUCTION_ITEMS: tuple[str, ...] = ("Signed Memorabilia", "City Bar Crawl", "Best Pizza in Town", "Gift Basket",
