@@ -57,9 +57,12 @@ def test_counter_up_to_as_of_and_max_cardinality(clocked_con):
     con = clocked_con
     con.execute("CREATE SOURCE h FROM LOAD GENERATOR COUNTER (AS OF 100, UP TO 200)")
     assert rows(con, "SELECT count(*), max(counter) FROM h") == [(101, 101)]  # the history up to AS OF, at once
+    con.execute("CREATE SOURCE big FROM LOAD GENERATOR COUNTER (AS OF 12000)")  # beyond MAX_TICKS_PER_RUN
+    assert rows(con, "SELECT count(*), max(counter) FROM big") == [(12001, 12001)]
     db = con.database
-    coll = db.storage.collections[db.catalog.resolve("h").id]
-    assert len({t for _, t, _ in coll.updates_between(0, None)}) == 1  # one commit
+    for name in ("h", "big"):
+        coll = db.storage.collections[db.catalog.resolve(name).id]
+        assert len({t for _, t, _ in coll.updates_between(0, None)}) == 1, name  # one commit
     con.execute("CREATE SOURCE u FROM LOAD GENERATOR COUNTER (TICK INTERVAL '100ms', UP TO 3)")
     con.execute("CREATE SOURCE a FROM LOAD GENERATOR COUNTER (TICK INTERVAL '100ms', AS OF 5, UP TO 7)")
     con.execute("CREATE SOURCE m FROM LOAD GENERATOR COUNTER (TICK INTERVAL '100ms', MAX CARDINALITY 2)")

@@ -14,7 +14,7 @@ collection's move from the old offset to the new one, and (in a data directory) 
 tick whole or not at all and a reopened source continues from exactly the offset it
 persisted; a tick whose commit fails leaves the generator as it was (the tick is retried);
 ``run`` is serialised (the ticker and a reading session may both call it) and ingests
-at most ``MAX_TICKS_PER_RUN`` ticks per source per call.
+at most ``MAX_TICKS_PER_RUN`` ticks after ``AS OF`` per source per call.
 Deliberately not here: when ``run`` is called (the coordinator: on its tick and before a
 read chooses its timestamp), what the ticks contain (``storage.sources.generators``).
 """
@@ -135,8 +135,9 @@ class Ingestions:
                 before = (ing.next_offset, ing.generator.state())
                 batch: dict = {}
                 meta = None
+                ticks = 0
                 try:
-                    for _ in range(MAX_TICKS_PER_RUN):
+                    while ticks < MAX_TICKS_PER_RUN:
                         due = ing.due_ms()
                         if due is None or due > now_ms:
                             break
@@ -145,6 +146,7 @@ class Ingestions:
                         _merge(batch, writes)
                         done += 1
                         if k >= ing.as_of:  # ticks before AS OF are one commit with tick AS OF
+                            ticks += 1
                             self.storage.commit({g: list(u.items()) for g, u in batch.items()}, meta=meta)
                             batch, meta = {}, None
                             before = (ing.next_offset, ing.generator.state())
