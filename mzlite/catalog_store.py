@@ -63,6 +63,11 @@ def replay(db, state) -> None:
     session = db.internal_session()
     for n, kind, name, create_sql in state.items:
         gid = GlobalId("u", n)
+        if kind == "source" and not create_sql:  # a subsource or progress collection: its source's CREATE made it
+            if gid not in db.catalog:
+                raise E.error_for("XX001", f"data directory {db.path!r}: {name!r} ({gid}) was not restored with its "
+                                           f"source")
+            continue
         try:
             stmts = parse_statements(create_sql)
             if len(stmts) != 1:
@@ -98,9 +103,9 @@ def sync(db) -> None:
         if not item.id.is_user():
             continue
         items.append((item.id.n, item.kind, item.name, item.create_sql))
-        coll = db.storage.collections.get(item.id) if item.kind in ("table", "materialized_view") else None
+        coll = db.storage.collections.get(item.id) if item.kind in ("table", "materialized_view", "source") else None
         if coll is not None:
-            shards.append((str(item.id), "table" if item.kind == "table" else "output", coll.arity,
+            shards.append((str(item.id), "output" if item.kind == "materialized_view" else "table", coll.arity,
                            coll.since if coll.since is not None else 0, coll.upper))
     meta = {NEXT_USER_ID: db.peek_next_user_id(), ALTER_SYSTEM: dict(db.altered_system)}
     store.sync_catalog(items, shards, meta)

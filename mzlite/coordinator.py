@@ -165,7 +165,8 @@ class Database:
             clock, floor=catalog_store.oracle_floor(state) + 1, reserve=store.reserve_timestamps)
         # the replica's wake hook (per thread, not per replica: it outlives a restart)
         self.storage = TableStorage(self.oracle, on_commit=ReplicaClient.on_commit, store=store,
-                                    restored=state.shards if state is not None else None)
+                                    restored=state.shards if state is not None else None,
+                                    restored_meta=state.meta if state is not None else None)
         self.storage_holds = StorageHolds()
         self.catalog = Catalog()
         self.lowering = LoweringCatalog(self)
@@ -326,7 +327,9 @@ class Database:
             self.storage.fold_steps()
 
     def tick(self) -> None:
-        """Advance table uppers to now and compact storage behind the compaction window."""
+        """Ingest the sources' due ticks, advance table uppers to now and compact storage
+        behind the compaction window."""
+        self.storage.sources.run(self.oracle.clock())
         t = self.oracle.tick()
         self.storage.advance_tables(t + 1)
         self.storage.flush_uppers()

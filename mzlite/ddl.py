@@ -173,7 +173,7 @@ def create_index(db, session, plan, stmt, params) -> Result:
     session.refuse_in_transaction(plan)
     cluster = require_cluster(db, session, plan.in_cluster)
     on = db.catalog.get(plan.on_id)
-    if on.kind not in ("table", "view", "materialized_view"):
+    if on.kind not in ("table", "view", "materialized_view", "source"):
         raise E.error_for(E.WRONG_OBJECT_TYPE, f'"{on.name}" is not a table, view or materialized view')
     index = CatalogItem(db.allocate_user(), name, "index", (), create_sql=plan.create_sql, on_id=plan.on_id,
                         key=tuple(plan.key), key_sql=tuple(plan.key_sql), depends_on=frozenset({plan.on_id}),
@@ -206,7 +206,10 @@ def drop_one(db, gid: GlobalId) -> None:
         raise E.error_for("42501", f'system item "{item.name}" cannot be modified')
     if item.kind in ("index", "materialized_view"):
         db.controller.drop_collection(gid)
-    if item.kind in ("table", "materialized_view"):
+    if item.kind == "source":
+        from mzlite.sources import drop_source_item
+        drop_source_item(db, item)
+    if item.kind in ("table", "materialized_view", "source"):
         db.storage.drop(gid)
         db.writer.constraints.pop(gid, None)
     db.catalog.remove(gid)

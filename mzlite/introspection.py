@@ -1,7 +1,7 @@
 """System relations: the catalog and the replica described as relations SQL can read.
 
 Owns the definitions and contents of ``mz_catalog`` relations (``mz_tables``,
-``mz_views``, ``mz_materialized_views``, ``mz_indexes``, ``mz_columns``) and the
+``mz_views``, ``mz_materialized_views``, ``mz_indexes``, ``mz_sources``, ``mz_columns``) and the
 ``mz_internal`` introspection relations the two-runtime design asks for:
 ``mz_dataflows (id, name, runtime)``, the live dataflows with the runtime hosting each
 (as the Multiplexer routed them),
@@ -23,6 +23,7 @@ _SYSTEM = {
     "mz_views": (("id", "text"), ("name", "text"), ("definition", "text")),
     "mz_materialized_views": (("id", "text"), ("name", "text"), ("definition", "text")),
     "mz_indexes": (("id", "text"), ("name", "text"), ("on_id", "text"), ("key", "text")),
+    "mz_sources": (("id", "text"), ("name", "text"), ("type", "text"), ("cluster", "text")),
     "mz_columns": (("id", "text"), ("name", "text"), ("position", "int8"), ("nullable", "bool"),
                    ("type", "text")),
     # information_schema, with PostgreSQL 15's columns in its order (a prefix of
@@ -118,6 +119,10 @@ class Introspection:
 
     def _rows_mz_indexes(self):
         return [(str(i.id), i.name, str(i.on_id), ", ".join(i.key_sql)) for i in self._user("index")]
+
+    def _rows_mz_sources(self):
+        from mzlite.sources import source_rows
+        return [(str(gid), name, typ, cluster) for gid, name, typ, cluster in source_rows(self.db)]
 
     def _rows_mz_columns(self):
         out = []

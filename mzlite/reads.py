@@ -181,9 +181,11 @@ class Reader:
         return self._now_or_since(max_since, at_clock)
 
     def _now_or_since(self, since: int, at_clock: bool = False) -> int:
-        """The oracle's read timestamp (``at_clock``: not before the clock), every table's
+        """The oracle's read timestamp (``at_clock``: not before the clock), the sources' ticks
+        due by the clock ingested before it is chosen (so it is at or after them), every table's
         upper first advanced past it (so a read or a dataflow there is answerable at once), or
         ``since`` when that is later."""
+        self.db.storage.sources.run(self.db.oracle.clock())  # a source's ticks due by now are readable now
         t = self.db.oracle.read_ts(at_clock)
         self.db.storage.advance_tables(t + 1)
         return max(t, since)

@@ -20,7 +20,7 @@ conversion (``mzlite.coordinator``); what each handler does (``reads``, ``bulk``
 """
 from __future__ import annotations
 
-from mzlite import bulk, catalog_store, copy, ddl, namespaces, show, subscribe
+from mzlite import bulk, catalog_store, copy, ddl, namespaces, show, sources, subscribe
 from mzlite.bulk_modify import plan_bulk_modify
 from mzlite.cursor import Result
 from mzlite.reads import select
@@ -109,6 +109,7 @@ HANDLERS = {
     P.AlterClusterPlan: namespaces.alter_cluster,
     P.RenamePlan: namespaces.rename,
     P.CommentPlan: namespaces.comment,
+    P.CreateSourcePlan: sources.create_source,
 }
 
 

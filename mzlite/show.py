@@ -81,6 +81,11 @@ def show_objects(db, session, plan, stmt, params) -> Result:
                for k, c in enumerate(item.columns) if keep(c.name)]
         res = _rows(("name", "nullable", "type", "comment"), out)
         return res
+    if kind == "sources":
+        from mzlite.sources import source_rows
+        return _rows(("name", "type", "cluster", "comment"),
+                     [(bare(name), typ, cluster, cat.comment(gid)) for gid, name, typ, cluster in source_rows(db)
+                      if keep(name) and (plan.cluster is None or cluster == plan.cluster)])
     # ---- the one database, its schemas, the one cluster
     if kind == "schemas":
         names = sorted(set(cat.schemas) | {"information_schema", "mz_catalog", "mz_internal", "pg_catalog"})

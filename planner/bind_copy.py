@@ -55,9 +55,12 @@ def bind_copy(b, stmt, node):
     rv = node.relation
     parts = tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x)
     item = b.catalog.resolve(parts, position=b.pos(rv.location))
+    if node.is_from and item.kind == "source":
+        raise b.error(errors.WRONG_OBJECT_TYPE, f'cannot copy to source "{item.name}": a source\'s collections are '
+                      f'written only by the source itself', rv.location)
     if node.is_from and item.kind != "table":
         raise b.error(errors.WRONG_OBJECT_TYPE, f'cannot copy to {item.kind_word()} "{item.name}"', rv.location)
-    if item.kind not in ("table", "view", "materialized_view"):
+    if item.kind not in ("table", "view", "materialized_view", "source"):
         raise b.error(errors.WRONG_OBJECT_TYPE, f'cannot copy from {item.kind_word()} "{item.name}"', rv.location)
     b.depends_on.add(item.id)
     if node.attlist:

@@ -40,6 +40,9 @@ def assignment_cast(ctx: ExprContext, e, to: str, colname: str, loc, typmod=None
 def _target_table(b: Binder, rv, verb: str):
     parts = tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x)
     item = b.catalog.resolve(parts, position=b.pos(rv.location))
+    if item.kind == "source":
+        raise b.error(errors.WRONG_OBJECT_TYPE, f'cannot {verb} source "{item.name}": a source\'s collections are '
+                      f'written only by the source itself', rv.location)
     if item.kind != "table":
         raise b.error(errors.WRONG_OBJECT_TYPE, f'cannot {verb} {item.kind_word()} "{item.name}"', rv.location)
     b.depends_on.add(item.id)

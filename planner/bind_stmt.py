@@ -27,6 +27,7 @@ from expr.scalar import Column, columns_referenced
 from planner import bind_namespaces as N, ddl_options, plans as P
 from planner.bind_dml import assignment_cast, bind_delete, bind_insert, bind_update, table_context
 from planner.bind_copy import bind_copy, bind_create_table_as
+from planner.bind_sources import create_source, drop_source
 from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name, type_modifier
 from planner.bind_query import TOP, UNIT, Binder
 from planner.catalog import CheckConstraint, ColumnDef, UniqueKey
@@ -322,7 +323,7 @@ def _create_mv(b, stmt, node):
 
 def _index_target(b: Binder, parts, loc):
     item = b.catalog.resolve(parts, position=b.pos(loc))
-    if item.kind not in ("table", "view", "materialized_view"):
+    if item.kind not in ("table", "view", "materialized_view", "source"):
         raise b.error(errors.WRONG_OBJECT_TYPE, f'cannot create index on {item.kind_word()} "{item.name}"', loc)
     return item
 
@@ -525,7 +526,7 @@ def _show(b: Binder, stmt, node: mz.Show):
     if node.on is not None:
         on = b.catalog.resolve(node.on, position=b.pos(node.location)).id
     if node.what not in ("tables", "views", "materialized_views", "indexes", "objects", "columns",
-                         "schemas", "databases", "clusters", "cluster_replicas"):
+                         "schemas", "databases", "clusters", "cluster_replicas", "sources"):
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"SHOW {node.what.upper()} is not supported", 0)
     schema = getattr(node, "schema", None)
     if schema is not None:
@@ -560,7 +561,7 @@ def _subscribe_plan(b: Binder, node: mz.Subscribe):
     rel_id = None
     if node.relation is not None:
         item = b.catalog.resolve(node.relation, position=b.pos(node.location))
-        if item.kind not in ("table", "view", "materialized_view"):
+        if item.kind not in ("table", "view", "materialized_view", "source"):
             raise b.error(errors.WRONG_OBJECT_TYPE, f'cannot subscribe to {item.kind_word()} "{item.name}"',
                           node.location)
         b.depends_on.add(item.id)
@@ -678,5 +679,5 @@ _DISPATCH = {
     "create_schema": N.create_schema, "create_cluster": N.create_cluster,
     "drop_cluster": N.drop_cluster, "create_cluster_replica": N.create_cluster_replica,
     "drop_cluster_replica": N.drop_cluster_replica, "alter_cluster": N.alter_cluster, "rename": N.rename,
-    "comment": N.comment,
+    "comment": N.comment, "create_source": create_source, "drop_source": drop_source,
 }

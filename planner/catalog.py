@@ -25,14 +25,14 @@ from expr.scalar import ScalarExpr
 from repr.ids import GlobalId
 from sql import errors
 
-KINDS = ("table", "view", "materialized_view", "index", "system")
+KINDS = ("table", "view", "materialized_view", "index", "system", "source")
 #: schemas every database has and no user writes to
 SYSTEM_SCHEMAS = ("mz_catalog", "pg_catalog", "mz_internal", "information_schema", "mz_introspection")
 DEFAULT_CLUSTER = "quickstart"
 DATABASE = "materialize"
 
 _KIND_WORDS = {"table": "table", "view": "view", "materialized_view": "materialized view",
-               "index": "index", "system": "system object"}
+               "index": "index", "system": "system object", "source": "source"}
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,18 @@ class CheckConstraint:
 
 
 @dataclass(frozen=True)
+class SourceInfo:
+    """What a ``source`` item is: the source itself (``type`` ``load-generator``), one of its
+    subsources (``subsource``, the generator output ``output``) or its progress collection
+    (``progress``), as Materialize's ``mz_sources.type`` names them.  A source's collections
+    are written only by its ingestion, never by INSERT, UPDATE, DELETE or COPY."""
+    type: str
+    generator: str = ""                 #: the source's generator (``auction``, ...)
+    parent: Optional[GlobalId] = None   #: subsources and progress: the source
+    output: str = ""                    #: subsources: the generator output written into it
+
+
+@dataclass(frozen=True)
 class CatalogItem:
     id: GlobalId
     name: str
@@ -78,6 +90,7 @@ class CatalogItem:
     cluster: Optional[str] = None
     unique_keys: tuple[UniqueKey, ...] = ()    #: tables: PRIMARY KEY and UNIQUE constraints
     checks: tuple[CheckConstraint, ...] = ()   #: tables: CHECK constraints
+    source: Optional[SourceInfo] = None        #: sources (kind ``source``): which part of one
 
     def arity(self) -> int:
         return len(self.columns)

@@ -173,7 +173,29 @@ class CreateIndexPlan(DdlPlan):
 
 
 _DROP_TAGS = {"table": "DROP TABLE", "view": "DROP VIEW", "materialized_view": "DROP MATERIALIZED VIEW",
-              "index": "DROP INDEX"}
+              "index": "DROP INDEX", "source": "DROP SOURCE"}
+
+
+@dataclass(frozen=True)
+class CreateSourcePlan(DdlPlan):
+    """``CREATE SOURCE ... FROM LOAD GENERATOR``: the source ``name`` (a catalog key), its
+    progress collection ``progress_name`` and, for a multi-output generator, a subsource per
+    output in ``schema`` (``tables``: ``(output, name)`` pairs; None: every output).  The
+    options are normalised: ``tick_ms`` None means the generator writes its first tick only."""
+    name: str
+    schema: str
+    generator: str                 #: lower case: counter, auction, marketing, tpch
+    progress_name: str
+    tick_ms: Optional[int] = 1000
+    as_of: int = 0
+    up_to: Optional[int] = None
+    scale_factor: Optional[float] = None
+    max_cardinality: Optional[int] = None
+    tables: Optional[tuple[tuple[str, str], ...]] = None
+    if_not_exists: bool = False
+    create_sql: str = ""
+    in_cluster: Optional[str] = None
+    tag: ClassVar[str] = "CREATE SOURCE"
 
 
 @dataclass(frozen=True)

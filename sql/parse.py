@@ -12,13 +12,13 @@ position mapping undoes the shift.
 Deliberately not here: any meaning (names, types, plans live in ``planner``).
 About 750 lines: the hand parsers share one token cursor (``_Ctx``), and splitting them
 from it would only add indirection; the larger Materialize forms live beside it
-(``sql.mzclusters``, ``sql.mzrewrites``, ``sql.syntax_lists``, ``sql.mzsyntax``), and
+(``sql.mzclusters``, ``sql.mzsources``, ``sql.mzrewrites``, ``sql.syntax_lists``, ``sql.mzsyntax``), and
 SHOW/EXPLAIN are the next to move out if it grows again.
 
 Kinds: select, insert, update, delete, create_table, create_table_as, create_view,
 create_materialized_view, create_index, create_default_index, drop, subscribe, declare,
 fetch, close, show, explain, alter_system_set, alter_system_reset, set, reset, begin,
-commit, rollback; anything else pglast accepts gets the snake_case of its node name.
+commit, rollback, create_source, drop_source; anything else pglast accepts gets the snake_case of its node name.
 
 Over 600 lines: the Materialize statements pglast does not know are parsed here by one
 token cursor (``_Ctx``); the larger families are in ``sql.mzsyntax``, ``sql.mzclusters`` and
@@ -390,6 +390,9 @@ class _Ctx:
             return self.stmt("show", self.show())
         if w0 == "EXPLAIN":
             return self.stmt("explain", self.explain())
+        if w1 == "SOURCE" and w0 in ("CREATE", "DROP"):
+            from sql.mzsources import parse_source_statement
+            return parse_source_statement(self)
         if w1 == "CLUSTER" and w0 in ("CREATE", "DROP", "ALTER"):
             from sql.mzclusters import parse_cluster_statement
             return parse_cluster_statement(self)

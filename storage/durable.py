@@ -239,8 +239,9 @@ class DurableStore:
                     self.db.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
 
     # ------------------------------------------------------------------ writes
-    def append_tables(self, time: int, writes: dict, arities: dict) -> None:
-        """One commit of table writes: ``{shard: updates}`` at ``time``, durable on return."""
+    def append_tables(self, time: int, writes: dict, arities: dict, meta: Optional[dict] = None) -> None:
+        """One commit of table writes: ``{shard: updates}`` at ``time``, durable on return;
+        ``meta`` entries are set in the same transaction."""
         encoded = []
         for shard, ups in writes.items():
             if ups:
@@ -251,6 +252,8 @@ class DurableStore:
 
         def fn():
             self.db.executemany("INSERT INTO batches (shard, time, errors, data) VALUES (?, ?, ?, ?)", encoded)
+            for k, v in (meta or {}).items():
+                self._put_meta(k, v)
         self._write(fn)
 
     def append_output(self, shard: str, arity: int, batches: list, errors: list, upper) -> None:

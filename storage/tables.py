@@ -1,7 +1,8 @@
 """Table storage: the coordinator's storage collections and group commit.
 
-Owns the map from collection id to ``storage.persist.StorageCollection`` for tables
-and for materialized views' outputs (which the maintenance runtime writes).
+Owns the map from collection id to ``storage.persist.StorageCollection`` for tables,
+sources' collections (written by their ingestion, ``sources``, through ``commit`` like a
+table) and materialized views' outputs (which the maintenance runtime writes).
 Invariants: a write commits at one timestamp from the oracle, and every *table's*
 upper advances past it together (group commit), so one read timestamp sees a
 consistent database; table uppers only advance; choosing a write timestamp and advancing
@@ -27,11 +28,12 @@ from typing import Callable, Iterable, Mapping, Optional
 
 from repr.ids import GlobalId
 from storage.persist import StorageCollection
+from storage.sources.ingest import Ingestions
 
 
 class TableStorage:
     def __init__(self, oracle, *, on_commit: Callable[[], None] = lambda: None, store=None,
-                 restored: Optional[dict] = None):
+                 restored: Optional[dict] = None, restored_meta: Optional[dict] = None):
         #: hands out write timestamps (``write_ts()``): the adapter's timestamp oracle
         self.oracle = oracle
         #: called as a write begins to commit: the adapter defers the runtimes' wakes
@@ -51,6 +53,10 @@ class TableStorage:
         self.restored: dict = dict(restored or {})
         #: outputs' uppers advanced without data since the last ``flush_uppers``
         self._pending_uppers: dict = {}
+        #: the running sources, which commit their ticks here (``storage.sources.ingest``)
+        self.sources = Ingestions(self)
+        #: store meta entries restored from the data directory (sources' resume states)
+        self.restored_meta: dict = dict(restored_meta or {})
 
     def create_table(self, id: GlobalId, arity: int) -> StorageCollection:
         with self._lock:
@@ -134,16 +140,17 @@ class TableStorage:
         if coll is not None:
             coll.compact(None)
 
-    def commit(self, writes: Mapping[GlobalId, list]) -> int:
+    def commit(self, writes: Mapping[GlobalId, list], meta: Optional[dict] = None) -> int:
         """Apply ``{table: [(row, diff), ...]}`` at one fresh timestamp; return it.  The
         committing session propagates the write itself afterwards, so the runtimes' threads
-        are not woken for it (``on_commit``)."""
+        are not woken for it (``on_commit``).  ``meta``: store entries written in the same
+        store transaction (a source's resume state; ignored in memory)."""
         self._on_commit()
         with self._lock:
             t = self.oracle.write_ts()
             if self.store is not None:  # durable before visible, inside the timestamp's critical section
                 self.store.append_tables(t, {str(id): ups for id, ups in writes.items() if ups},
-                                         {str(id): self.collections[id].arity for id in writes})
+                                         {str(id): self.collections[id].arity for id in writes}, meta)
             self.commits += 1
             for id, updates in writes.items():
                 if updates:

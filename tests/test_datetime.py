@@ -515,3 +515,32 @@ def test_input_functions_raise_only_eval_errors(text):
             parse(text)
         except EvalError as e:
             assert e.sqlstate in ("22007", "22008", "22009")
+
+
+@pytest.mark.parametrize("unit, a, b, want", [
+    ("days", "2020-01-01 23:59:00+00", "2020-01-02 00:01:00+00", 1),   # a boundary crossed, not a day elapsed
+    ("day", "2020-01-02 00:01:00+00", "2020-01-01 23:59:00+00", -1),
+    ("hour", "2020-01-01 10:59:59+00", "2020-01-01 11:00:00+00", 1),
+    ("minutes", "2020-01-01 10:00:00+00", "2020-01-01 10:00:59+00", 0),
+    ("week", "2024-07-21 12:00:00+00", "2024-07-22 00:00:00+00", 1),    # weeks start on Monday
+    ("month", "2020-01-31 00:00:00+00", "2020-02-01 00:00:00+00", 1),
+    ("quarter", "2020-03-31 00:00:00+00", "2020-04-01 00:00:00+00", 1),
+    ("year", "2000-12-31 23:59:59+00", "2001-01-01 00:00:00+00", 1),
+    ("decade", "2009-06-01 00:00:00+00", "2010-01-01 00:00:00+00", 1),
+    ("century", "2000-06-01 00:00:00+00", "2001-01-01 00:00:00+00", 1),  # centuries start at year 1
+    ("millisecond", "2020-01-01 00:00:00.0015+00", "2020-01-01 00:00:00.0031+00", 2),
+])
+def test_datediff_counts_boundaries_as_materialize(con, unit, a, b, want):
+    """Materialize's ``datediff(unit, a, b)`` (the quickstart's flipper view uses it).  Sabotage:
+    the day count taken from the elapsed ``timedelta`` gave 0 for the first case."""
+    assert con.execute(f"SELECT datediff('{unit}', '{a}'::timestamptz, '{b}'::timestamptz)").fetchall() == [(want,)]
+    got = con.execute(f"SELECT datediff('{unit}', '{a}'::timestamptz::timestamp, '{b}'::timestamptz::timestamp)")
+    assert got.fetchall() == [(want,)]
+
+
+def test_datediff_on_dates_and_bad_units(con):
+    assert con.execute("SELECT datediff('year', DATE '2000-12-31', DATE '2001-01-01')").fetchall() == [(1,)]
+    assert con.execute("SELECT datediff('day', DATE '2020-03-01', DATE '2020-02-01')").fetchall() == [(-29,)]
+    with pytest.raises(mzlite.DataError) as e:
+        con.execute("SELECT datediff('fortnight', DATE '2000-12-31', DATE '2001-01-01')")
+    assert e.value.sqlstate == "22023" and "fortnight" in str(e.value)

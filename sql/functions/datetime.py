@@ -5,6 +5,7 @@ Owns which func id each date/time call resolves to, with PostgreSQL's signatures
 ``date < timestamp`` comparisons resolve through the implicit casts of
 ``sql.types.datetime``), date/timestamp/time/interval arithmetic, unary ``-``/``+`` on
 ``interval``, ``extract`` (numeric) and ``date_part`` (float8), ``date_trunc``, ``age``,
+Materialize's ``datediff``,
 ``isfinite``, ``justify_*``, ``make_*``, ``to_char``, ``to_timestamp``, ``date_bin`` and
 ``now()`` (``NOW_FUNCTIONS``: the binder gives it the read time as its argument).
 Invariant: every func id here is implemented in ``expr.functions.datetime`` (comparisons
@@ -27,6 +28,7 @@ FUNCTIONS = sigs(
     *(("date_part", ("text", t), "float8", f"date_part_{t}") for t in _DT),
     *(("date_trunc", ("text", t), t, f"date_trunc_{t}") for t in _TS + ("interval",)),
     *(("age", (t, t), "interval", "age_timestamp") for t in _TS),
+    *(("datediff", ("text", t, t), "int8", "datediff") for t in ("date",) + _TS),
     *(("date_bin", ("interval", t, t), t, "date_bin") for t in _TS),
     *(("to_char", (t, "text"), "text", "to_char_timestamp") for t in _TS + ("interval",)),
     *((n, ("interval",), "interval", n) for n in ("justify_days", "justify_hours", "justify_interval")),

@@ -1,0 +1,159 @@
+"""Materialize's source statements, parsed over ``sql.parse``'s token cursor.
+
+Owns the grammar of ``CREATE SOURCE [IF NOT EXISTS] name [IN CLUSTER c] FROM LOAD GENERATOR
+g [(option [, ...])] [FOR ALL TABLES | FOR TABLES (t [AS n], ...) | FOR SCHEMAS (s, ...)]
+[EXPOSE PROGRESS AS name] [WITH (...)]``, the head of ``CREATE SOURCE ... FROM <connector>``
+for the connectors mzlite refuses (POSTGRES, KAFKA, MYSQL, SQL SERVER, WEBHOOK: the
+statement is recognised so the planner can name what is unsupported instead of a syntax
+error), and ``DROP SOURCE [IF EXISTS] name [, ...] [CASCADE | RESTRICT]``.  Invariant:
+option names are upper-case words joined by one space (``TICK INTERVAL``, ``AS OF``, ``UP
+TO``) and values are Python values (str, int, float, bool), so the planner never re-reads
+text.  Deliberately not here: which options a generator accepts or what they mean
+(``planner.bind_sources``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+#: the connectors ``CREATE SOURCE ... FROM`` may name (multi-word ones joined by a space)
+CONNECTORS = ("LOAD GENERATOR", "POSTGRES", "KAFKA", "MYSQL", "SQL SERVER", "WEBHOOK")
+
+
+@dataclass(frozen=True)
+class CreateSource:
+    name: tuple[str, ...]
+    connector: str                          #: one of ``CONNECTORS``
+    generator: Optional[str] = None         #: LOAD GENERATOR's generator, upper case
+    options: tuple[tuple[str, Any], ...] = ()
+    for_all_tables: bool = False
+    #: ``FOR TABLES (t [AS n], ...)``: (table name tuple, new name or None)
+    for_tables: Optional[tuple[tuple[tuple[str, ...], Optional[str]], ...]] = None
+    for_schemas: Optional[tuple[str, ...]] = None
+    expose_progress: Optional[tuple[str, ...]] = None
+    with_options: tuple[tuple[str, Any], ...] = ()
+    in_cluster: Optional[str] = None
+    if_not_exists: bool = False
+    location: int = 0             #: of the source's name
+    connector_location: int = 0   #: of the connector's first word
+
+
+@dataclass(frozen=True)
+class DropSources:
+    """``DROP SOURCE [IF EXISTS] name [, ...] [CASCADE | RESTRICT]``."""
+    names: tuple[tuple[str, ...], ...]
+    if_exists: bool = False
+    cascade: bool = False
+    location: int = 0
+
+
+_VALUE_END = (",", ")", "")
+
+
+def _option_name(ctx) -> str:
+    words = [ctx.ident(keywords=True).upper()]
+    while ctx.peek() not in ("=", ",", ")", "(", "", "-") and not ctx.peek().startswith("\0"):
+        if ctx.peek() in ("TRUE", "FALSE", "ON", "OFF"):
+            break
+        words.append(ctx.ident(keywords=True).upper())
+    return " ".join(words)
+
+
+def options(ctx) -> tuple:
+    """``(name [=] value, ...)``; a value is a literal or a word; no value means True."""
+    ctx.expect("(")
+    out = []
+    if ctx.accept(")"):
+        return ()
+    while True:
+        name = _option_name(ctx)
+        ctx.accept("=")
+        if ctx.peek() in _VALUE_END:
+            val: Any = True
+        elif ctx.peek() == "-" or ctx.peek() == "\0-":
+            ctx.i += 1
+            val = -ctx.literal()
+        elif ctx.peek(1) in _VALUE_END:
+            val = ctx.literal()
+        else:  # a value of several words (RETAIN HISTORY = FOR '1h'): its text
+            lo = ctx.loc()
+            while ctx.peek() not in _VALUE_END:
+                ctx.i += 1
+            val = ctx.ptext[lo:ctx.toks[ctx.i - 1].end]
+        out.append((name, val))
+        if ctx.accept(")"):
+            return tuple(out)
+        ctx.expect(",")
+
+
+def _end(ctx) -> None:
+    if ctx.i < len(ctx.toks):
+        raise ctx.error_here()
+
+
+def _name_list(ctx, aliases: bool):
+    ctx.expect("(")
+    out = []
+    while True:
+        name = ctx.name()
+        alias = None
+        if aliases and ctx.accept("AS"):
+            alias = ctx.ident()
+        out.append((name, alias) if aliases else name[-1])
+        if ctx.accept(")"):
+            return tuple(out)
+        ctx.expect(",")
+
+
+def parse_source_statement(ctx):
+    """The statement at ``ctx`` (``sql.parse._Ctx``): ``CREATE SOURCE ...`` or ``DROP SOURCE ...``."""
+    verb = ctx.peek()
+    ctx.i = 2
+    if verb == "DROP":
+        if_exists = ctx.accept("IF", "EXISTS")
+        loc = ctx.loc()
+        names = [ctx.name()]
+        while ctx.accept(","):
+            names.append(ctx.name())
+        cascade = ctx.accept("CASCADE")
+        if not cascade:
+            ctx.accept("RESTRICT")
+        _end(ctx)
+        return ctx.stmt("drop_source", DropSources(tuple(names), if_exists, cascade, loc))
+    if_not_exists = ctx.accept("IF", "NOT", "EXISTS")
+    loc = ctx.loc()
+    name = ctx.name()
+    cluster = None
+    if ctx.accept("IN", "CLUSTER"):
+        cluster = ctx.ident(keywords=True)
+    ctx.expect("FROM")
+    cloc = ctx.loc()
+    connector = next((c for c in CONNECTORS if ctx.accept(*c.split())), None)
+    if connector is None:
+        raise ctx.error_here()
+    if connector != "LOAD GENERATOR":  # the planner refuses it by name: the rest is not read
+        return ctx.stmt("create_source", CreateSource(name, connector, in_cluster=cluster,
+                                                      if_not_exists=if_not_exists, location=loc,
+                                                      connector_location=cloc))
+    words = [ctx.ident(keywords=True).upper()]  # KEY VALUE is two words
+    while ctx.peek() not in ("(", "FOR", "EXPOSE", "WITH", "") and not ctx.peek().startswith("\0"):
+        words.append(ctx.ident(keywords=True).upper())
+    generator = " ".join(words)
+    opts = options(ctx) if ctx.peek() == "(" else ()
+    for_all = False
+    for_tables = for_schemas = progress = None
+    if ctx.accept("FOR", "ALL", "TABLES"):
+        for_all = True
+    elif ctx.accept("FOR", "TABLES"):
+        for_tables = _name_list(ctx, aliases=True)
+    elif ctx.accept("FOR", "SCHEMAS"):
+        for_schemas = _name_list(ctx, aliases=False)
+    if ctx.accept("EXPOSE", "PROGRESS", "AS"):
+        progress = ctx.name()
+    with_opts: tuple = ()
+    if ctx.accept("WITH"):
+        with_opts = options(ctx)
+    _end(ctx)
+    return ctx.stmt("create_source", CreateSource(name, connector, generator, opts, for_all, for_tables,
+                                                  for_schemas, progress, with_opts, cluster, if_not_exists,
+                                                  loc, cloc))
