@@ -14,27 +14,28 @@ them (``int`` for ``mz_timestamp``, ``repr.dates`` infinities, ``int4`` for smal
 parameters, ``jsonb`` for ``dict`` parameters); the connection runs in autocommit as the
 embedded one does (each statement commits unless ``BEGIN`` opened a transaction).
 
-Deliberately not here: the subscription over the wire (``mzlite.remote_subscribe``), the
-server (``server``).  What a remote server cannot offer is refused with 0A000 rather than
+Deliberately not here: the cursor and COPY (``mzlite.remote_cursor``), the subscription over
+the wire (``mzlite.remote_subscribe``), the server (``server``).  What a remote server cannot offer is refused with 0A000 rather than
 ignored: ``clock=``, ``durability=``, ``system_parameters=`` (ALTER SYSTEM is the server's),
 ``max_buffered=``, ``cursor.execute`` of a COPY with STDIN/STDOUT (use ``cursor.copy``, as
-embedded) and of a bare ``SUBSCRIBE`` (use ``con.subscribe`` or DECLARE/FETCH).
+embedded).  A ``SUBSCRIBE`` through ``cursor.execute`` streams from a session of its own
+(``mzlite.remote_subscribe.RemoteStream``).
 """
 from __future__ import annotations
 
 import re
 import threading
-from typing import Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from mzlite.connection import _FixedSetting
-from mzlite.cursor import Column, _checked_parameter_sets
 from mzlite.pg_catalog import JSON_OID, PG_TYPES
-from mzlite.types import check_parameters, column_sizes
 from sql import errors as _errors
 from sql.errors import InterfaceError, NotSupportedError, ProgrammingError, class_for
 
-__all__ = ["is_remote_target", "connect_remote", "RemoteConnection", "RemoteCursor", "translate_placeholders",
-           "split_statements"]
+if TYPE_CHECKING:  # pragma: no cover
+    from mzlite.remote_cursor import RemoteCursor
+
+__all__ = ["is_remote_target", "connect_remote", "RemoteConnection", "translate_placeholders", "split_statements"]
 
 _URL = re.compile(r"^(postgresql|postgres)://", re.I)
 _KEYWORDS = re.compile(r"^\s*(host|hostaddr|port|dbname|user|password|service|sslmode|options|application_name)"
@@ -208,10 +209,9 @@ def _check_sendable(text: str) -> None:
             raise NotSupportedError(
                 f"COPY {'FROM' if where == 'STDIN' else 'TO'} {where} needs a caller that sends or receives the "
                 f"data: use cursor.copy(sql) (psycopg's shape), or COPY with a file name", sqlstate="0A000")
-        if first == "SUBSCRIBE":
-            raise NotSupportedError(
-                "SUBSCRIBE through cursor.execute is not supported on a remote connection: use con.subscribe(), "
-                "or DECLARE c CURSOR FOR SUBSCRIBE ... and FETCH inside BEGIN", sqlstate="0A000")
+        if first == "SUBSCRIBE" and len(_statement_words(text)) > 1:
+            raise NotSupportedError("a SUBSCRIBE runs by itself on a remote connection, not among other "
+                                    "statements", sqlstate="0A000")
 
 
 # ---------------------------------------------------------------------- errors
@@ -431,6 +431,7 @@ class RemoteConnection:
 
     def cursor(self) -> "RemoteCursor":
         self._check_open()
+        from mzlite.remote_cursor import RemoteCursor
         return RemoteCursor(self)
 
     def execute(self, sql: str, params: Optional[Sequence[Any]] = None) -> "RemoteCursor":
@@ -563,300 +564,3 @@ def _res_error(res, inserts) -> _errors.Error:
     return class_for(state)(field(f.MESSAGE_PRIMARY) or res.error_message.decode(), sqlstate=state,
                             position=_original_position(int(pos), inserts) if pos else None,
                             detail=field(f.MESSAGE_DETAIL), hint=field(f.MESSAGE_HINT), context=field(f.CONTEXT))
-
-
-class RemoteCursor:
-    """A PEP 249 cursor over a ``RemoteConnection`` (the embedded ``Cursor``'s surface)."""
-
-    arraysize = 1
-    intervals_as_timedelta = _FixedSetting(
-        True, lambda v: bool(v), "intervals_as_timedelta = False is not supported on a remote connection",
-        "True: interval columns come back as datetime.timedelta.")
-    documents_as_python = _FixedSetting(
-        True, lambda v: bool(v), "documents_as_python = False is not supported on a remote connection",
-        "True: jsonb and arrays come back as Python values.")
-
-    def __init__(self, connection: RemoteConnection):
-        self.connection = connection
-        self.lastrowid = None
-        self._cur = None  # the psycopg cursor holding the last result
-        self._closed = False
-        self._lock = threading.RLock()
-        self._status: Optional[str] = None
-        self._rowcount = -1
-        self._description = None
-
-    # ------------------------------------------------------------ execution
-    def _reset(self) -> None:
-        if self._cur is not None:
-            self._cur.close()
-        self._cur = None
-        self._status, self._rowcount, self._description = None, -1, None
-
-    def _done(self, cur) -> None:
-        self._cur = cur
-        self._status = cur.statusmessage
-        self._rowcount = cur.rowcount
-        self._description = None
-
-    def execute(self, sql: str, params: Optional[Sequence[Any]] = None) -> "RemoteCursor":
-        """Run ``sql`` with ``params`` bound to its ``?`` (or ``$1``) placeholders; returns the cursor."""
-        with self._lock:
-            self._check_open()
-            params = None if params is None else check_parameters(params)
-            if not isinstance(sql, str):
-                raise ProgrammingError(f"the statement must be a string, not {type(sql).__name__}")
-            self._reset()
-            _check_sendable(sql)
-            text, inserts, used = _placeholders(sql)
-            if params is not None:
-                _check_count(used, len(params))
-            con = self.connection
-            with con._lock, _Translating(inserts):
-                cur = con.pgconn.cursor()
-                try:
-                    cur.execute(text, _parameters(params) if params else None, prepare=False)
-                    while cur.nextset():  # several statements: the last one's result, as embedded
-                        pass
-                except BaseException:
-                    cur.close()
-                    raise
-            self._done(cur)
-            return self
-
-    def executemany(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> "RemoteCursor":
-        """Run one statement per parameter sequence; ``rowcount`` is the total affected.  A plain
-        INSERT's rows commit together (in one transaction), as embedded."""
-        with self._lock:
-            self._check_open()
-            if isinstance(seq_of_params, (str, bytes)):
-                raise ProgrammingError("executemany takes a sequence of parameter sequences")
-            param_sets = _checked_parameter_sets(seq_of_params, check_parameters)
-            self._reset()
-            words = _statement_words(sql)
-            if len(words) != 1:
-                raise ProgrammingError(f"executemany runs exactly one statement, got {len(words)}",
-                                       sqlstate="42601")
-            _check_sendable(sql)
-            text, inserts, used = _placeholders(sql)
-            for p in param_sets:
-                _check_count(used, len(p))
-            con = self.connection
-            wrap = words[0][0] == "INSERT" and not con.in_transaction and len(param_sets) > 1
-            with con._lock, _Translating(inserts):
-                cur = con.pgconn.cursor()
-                try:
-                    if not param_sets:
-                        self._status, self._rowcount = None, 0
-                        cur.close()
-                        return self
-                    if wrap:
-                        cur.execute("BEGIN")
-                    try:
-                        cur.executemany(text, [_parameters(p) for p in param_sets])
-                    except BaseException:
-                        if wrap and not con.pgconn.closed:
-                            _quiet(lambda: cur.execute("ROLLBACK"))
-                        raise
-                    rowcount = cur.rowcount
-                    if wrap:
-                        cur.execute("COMMIT")
-                    self._status, self._rowcount = None, rowcount
-                finally:
-                    cur.close()
-            return self
-
-    def executescript(self, sql: str) -> "RemoteCursor":
-        """Run ``;``-separated statements one by one, without parameters (sqlite3's method):
-        statements before a failing one stay applied."""
-        with self._lock:
-            self._check_open()
-            if not isinstance(sql, str):
-                raise ProgrammingError(f"the script must be a string, not {type(sql).__name__}")
-            for stmt in split_statements(sql):
-                self.execute(stmt)
-            return self
-
-    def copy(self, sql: str, params: Optional[Sequence[Any]] = None):
-        """``COPY ... FROM STDIN`` / ``TO STDOUT`` in psycopg's shape (``with cur.copy(...) as
-        copy: copy.write_row(...)``; iterate it, ``read()`` or ``rows()`` for TO STDOUT)."""
-        with self._lock:
-            self._check_open()
-            params = None if params is None else check_parameters(params)
-            self._reset()
-            text, inserts = translate_placeholders(sql)
-            words = _statement_words(sql)
-            if len(words) != 1 or words[0][0] != "COPY" or not ({"STDIN", "STDOUT"} & set(words[0][1])):
-                raise ProgrammingError("copy() runs a COPY ... FROM STDIN or COPY ... TO STDOUT statement")
-            return RemoteCopy(self, text, _parameters(params) if params else None, inserts,
-                              is_from="STDIN" in words[0][1])
-
-    # ------------------------------------------------------------ results
-    @property
-    def description(self):
-        cur = self._cur
-        if cur is None or cur.description is None:
-            return None
-        if self._description is None:
-            ad = self.connection.pgconn.adapters
-            out = []
-            for c in cur.description:
-                display = type_display(c.type_code, ad)
-                sizes = column_sizes(display, _typmod(display, c._fmod))
-                out.append(Column(c.name, display, *sizes))
-            self._description = out
-        return self._description
-
-    @property
-    def rowcount(self) -> int:
-        return self._rowcount
-
-    @property
-    def statusmessage(self) -> Optional[str]:
-        return self._status
-
-    def _rows_cursor(self):
-        self._check_open()
-        if self._cur is None or self._cur.description is None:
-            raise ProgrammingError("no results to fetch")
-        return self._cur
-
-    def fetchone(self):
-        with self._lock:
-            cur = self._rows_cursor()
-            with _Translating():
-                return cur.fetchone()
-
-    def fetchmany(self, size: Optional[int] = None) -> list:
-        with self._lock:
-            cur = self._rows_cursor()
-            n = self.arraysize if size is None else size
-            if n < 0:
-                raise ProgrammingError(f"fetchmany size must not be negative, got {n}")
-            with _Translating():
-                return cur.fetchmany(n) if n else []
-
-    def fetchall(self) -> list:
-        with self._lock:
-            cur = self._rows_cursor()
-            with _Translating():
-                return cur.fetchall()
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        row = self.fetchone()
-        if row is None:
-            raise StopIteration
-        return row
-
-    def setinputsizes(self, sizes) -> None:
-        """Does nothing (PEP 249 allows that)."""
-
-    def setoutputsize(self, size, column=None) -> None:
-        """Does nothing (PEP 249 allows that)."""
-
-    def copy_done(self, status: Optional[str], rowcount: int) -> None:
-        self._status, self._rowcount = status, rowcount
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            self._reset()
-
-    @property
-    def closed(self) -> bool:
-        return self._closed or self.connection.closed
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise InterfaceError("cursor already closed")
-        if self.connection.closed:
-            raise InterfaceError("connection already closed")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-
-def _quiet(fn) -> None:
-    try:
-        fn()
-    except Exception:  # noqa: BLE001 - cleanup after an error that is being raised
-        pass
-
-
-class RemoteCopy:
-    """What ``RemoteCursor.copy`` returns: psycopg's ``Copy`` with mzlite's errors; leaving the
-    ``with`` block ends the COPY (FROM STDIN loads what was written; an exception loads nothing)."""
-
-    def __init__(self, cursor: RemoteCursor, text: str, params, inserts: tuple, is_from: bool):
-        self.cursor = cursor
-        self._inserts = inserts
-        self._is_from = is_from
-        con = cursor.connection
-        con._lock.acquire()
-        try:
-            self._pgcur = con.pgconn.cursor()
-            self._cm = self._pgcur.copy(text, params)
-            with _Translating(inserts):
-                self._copy = self._cm.__enter__()
-        except BaseException:
-            con._lock.release()
-            raise
-
-    def __enter__(self) -> "RemoteCopy":
-        return self
-
-    def __exit__(self, kind, exc, tb) -> bool:
-        con = self.cursor.connection
-        try:
-            with _Translating(self._inserts):
-                self._cm.__exit__(kind, exc, tb)
-            self.cursor.copy_done(self._pgcur.statusmessage, self._pgcur.rowcount)
-        except _errors.Error as e:
-            if kind is None:
-                raise
-            if e.sqlstate != "57014":  # psycopg's own abort of the COPY the block's exception ended
-                raise
-        finally:
-            self._pgcur.close()
-            con._lock.release()
-        return False
-
-    def _need(self, sending: bool) -> None:
-        if sending and not self._is_from:
-            raise ProgrammingError("this COPY sends data (TO STDOUT): read it instead")
-        if not sending and self._is_from:
-            raise ProgrammingError("this COPY receives data (FROM STDIN): write it instead")
-
-    def write(self, data) -> None:
-        self._need(True)
-        with _Translating(self._inserts):
-            self._copy.write(data)
-
-    def write_row(self, row) -> None:
-        self._need(True)
-        with _Translating(self._inserts):
-            self._copy.write_row(row)
-
-    def __iter__(self):
-        self._need(False)
-        with _Translating(self._inserts):
-            for chunk in self._copy:
-                yield bytes(chunk)
-
-    def read(self) -> bytes:
-        self._need(False)
-        with _Translating(self._inserts):
-            return bytes(self._copy.read())
-
-    def rows(self):
-        self._need(False)
-        with _Translating(self._inserts):
-            for row in self._copy.rows():
-                yield tuple(row)

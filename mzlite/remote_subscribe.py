@@ -12,6 +12,9 @@ subscription always asks the server for progress rows: they give ``frontier`` an
 bounded stream's end); iteration ends exactly when the server's stream ends (a FETCH without a
 timeout returning no rows, or the frontier reaching ``UP TO``); ``close()`` from another
 thread cancels a FETCH that waits and ends the session.
+``RemoteStream`` is what a ``RemoteCursor`` reads after ``execute("SUBSCRIBE ...")``: the same
+cursor on a session of its own, its flat rows handed out as ``FETCH`` returns them (waiting for
+at least one; ``[]`` once the stream ended).
 Deliberately not here: the statement text (``mzlite.subscribe.subscribe_sql``, shared with
 the embedded path), ``max_buffered`` (the server's bound; refused by the connection).
 """
@@ -145,3 +148,42 @@ class RemoteSubscription:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+class RemoteStream:
+    """A ``SUBSCRIBE`` run through ``RemoteCursor.execute``: ``columns`` (``(name, type OID)``),
+    ``fetch(n)`` (at least one row, waiting; ``[]`` at the end), ``bounded`` (it has UP TO),
+    ``close()`` (ends its session, so a fetch waiting on another thread returns)."""
+
+    def __init__(self, connection, sql: str, bounded: bool):
+        from mzlite.remote import connect_remote
+        self.bounded = bounded
+        self._ended = False
+        self._session = connect_remote(connection.dsn)
+        try:
+            self._session.execute("BEGIN")
+            self._session.execute(f"DECLARE {_CURSOR} CURSOR FOR {sql}")
+            self.description = self._session.execute(f"FETCH 0 {_CURSOR}").description
+        except BaseException:
+            self._session.close()
+            raise
+
+    def fetch(self, n: Optional[int]) -> list:
+        if self._ended:
+            return []
+        if self._session.closed:
+            raise _errors.InterfaceError("cursor already closed")
+        try:
+            rows = self._session.execute(f"FETCH {'ALL' if n is None else int(n)} {_CURSOR}").fetchall()
+        except _errors.Error:
+            if self._session.closed:
+                raise _errors.InterfaceError("cursor already closed") from None
+            self._ended = True
+            raise
+        if not rows:
+            self._ended = True
+        return rows
+
+    def close(self) -> None:
+        if not self._session.closed:
+            self._session.close()

@@ -187,10 +187,10 @@ def test_executescript_keeps_the_statements_before_a_failing_one(con, t):
     assert con.execute(f"SELECT a FROM {t} WHERE a > 3").fetchall() == [(7,)]
 
 
-def test_copy_and_subscribe_through_execute_are_refused_before_they_are_sent(con, t):
+def test_copy_through_execute_is_refused_before_it_is_sent(con, t):
     """Sabotage: without the check, psycopg's execute left the session in COPY mode and every
     later statement failed ("another command is already in progress", red)."""
-    for sql in (f"COPY {t} FROM STDIN", f"COPY {t} TO STDOUT", f"SUBSCRIBE {t}"):
+    for sql in (f"COPY {t} FROM STDIN", f"COPY {t} TO STDOUT", f"SELECT 1; SUBSCRIBE {t}"):
         with pytest.raises(mzlite.NotSupportedError) as e:
             con.execute(sql)
         assert e.value.sqlstate == "0A000"
@@ -244,9 +244,35 @@ def test_interrupt_cancels_a_waiting_read(con, t):
 
 # ------------------------------------------------------------------ subscribe
 
+def test_subscribe_through_execute_streams_on_a_session_of_its_own(con, t):
+    """The cursor's rows are SUBSCRIBE's (mz_timestamp, mz_diff, columns); fetchmany waits for
+    at least one; the connection stays free meanwhile; closing the cursor ends the stream.
+    Sabotage: running the SUBSCRIBE on the connection's own session made the INSERT below wait
+    behind the stream (the per-test timeout, red)."""
+    cur = con.cursor()
+    cur.execute(f"SUBSCRIBE {t}")
+    assert [d[0] for d in cur.description] == ["mz_timestamp", "mz_diff", "a", "b"]
+    assert cur.description[0][1] == "mz_timestamp" and cur.statusmessage == "SUBSCRIBE"
+    snap = []
+    while len(snap) < 3:
+        snap += cur.fetchmany(10)
+    assert sorted(r[2:] for r in snap) == [(1, "x"), (2, "y"), (3, None)] and {r[1] for r in snap} == {1}
+    with pytest.raises(mzlite.ProgrammingError):
+        cur.fetchall()  # no UP TO: it would never return
+    con.execute(f"INSERT INTO {t} VALUES (4, 'new')")
+    assert cur.fetchone()[1:] == (1, 4, "new")
+    cur.close()
+    now = con.execute("SELECT mz_now()").fetchone()[0]
+    rows = con.execute(f"SUBSCRIBE {t} AS OF {now} UP TO {now + 1}").fetchall()
+    assert len(rows) == 4
+
+
+
 def test_subscribe_streams_updates_and_progress(con, t):
     with con.subscribe(t, progress=True) as sub:
-        first = sub.fetch(timeout=None)
+        first = []
+        while sum(isinstance(u, Update) for u in first) < 3:
+            first += sub.fetch(timeout=None)
         snap = [u for u in first if isinstance(u, Update)]
         assert sorted(u.row for u in snap) == [(1, "x"), (2, "y"), (3, None)]
         con.execute(f"DELETE FROM {t} WHERE a = 1")
