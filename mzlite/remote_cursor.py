@@ -34,9 +34,9 @@ class RemoteCursor:
     """A PEP 249 cursor over a ``RemoteConnection`` (the embedded ``Cursor``'s surface)."""
 
     arraysize = 1
-    intervals_as_timedelta = _FixedSetting(
-        True, lambda v: bool(v), "intervals_as_timedelta = False is not supported on a remote connection",
-        "True: interval columns come back as datetime.timedelta.")
+    #: ``interval`` columns come back as ``datetime.timedelta`` (a month is 30 days); False
+    #: gives the server's text (``1 mon 2 days``), months kept, as a shell prints it
+    intervals_as_timedelta = True
     documents_as_python = _FixedSetting(
         True, lambda v: bool(v), "documents_as_python = False is not supported on a remote connection",
         "True: jsonb and arrays come back as Python values.")
@@ -91,6 +91,9 @@ class RemoteCursor:
                 return self
             with con._lock, _Translating(inserts):
                 cur = con.pgconn.cursor()
+                if not self.intervals_as_timedelta:
+                    from psycopg.types.string import TextLoader
+                    cur.adapters.register_loader("interval", TextLoader)
                 try:
                     cur.execute(text, _parameters(params) if params else None, prepare=False)
                     while cur.nextset():  # several statements: the last one's result, as embedded

@@ -157,6 +157,15 @@ def test_values_come_back_as_the_embedded_cursor_returns_them(con):
     assert con.execute("SELECT ?", (2 ** 70,)).description[0][1] == "numeric"
 
 
+def test_intervals_as_timedelta_false_gives_the_servers_text(con):
+    """The shell's setting (it prints intervals with their months).  Sabotage: not registering
+    the text loader gave a timedelta (red)."""
+    cur = con.cursor()
+    cur.intervals_as_timedelta = False
+    assert cur.execute("SELECT interval '1 mon 2 days'").fetchone() == ("1 mon 2 days",)
+    assert con.execute("SELECT interval '1 mon 2 days'").fetchone()[0].days == 32
+
+
 def test_documents_bind_as_the_embedded_engine_binds_them(con):
     """A dict (and a list holding a list or dict) binds as jsonb, a tuple of scalars as an
     array.  Sabotage: passing dicts through unchanged made psycopg refuse them (red)."""
