@@ -2,7 +2,7 @@
 
 Owns: the command line (``mzlite [PATH | URL] [-h HOST] [-p PORT] [-U USER] [-d DBNAME]
 [-c SQL]... [-f FILE]... [--format F] [-x] [--system-parameter NAME=VALUE]...``; a URL or
-psql's -h/-p/-U/-d connect to a server through ``mzlite.connect``'s remote connection), ``mzlite slt ...``, ``mzlite serve ...``), the choice between batch mode
+psql's -h/-p/-U/-d connect to a server through ``mzlite.connect``'s remote connection), ``mzlite slt ...``, ``mzlite serve ...``, ``mzlite dump ...``), the choice between batch mode
 (``-c``/``-f``/piped stdin) and the interactive shell, exit statuses, and ``Runner``: runs
 one statement or a script through the public API (``mzlite.connect`` and the DB-API cursor)
 and writes psql-formatted results to stdout and psql-formatted errors to stderr.
@@ -257,7 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "PATH may also be a postgresql:// URL, or -h/-p/-U/-d name a server (mzlite serve, "
                     "Materialize), as psql spells them.",
         epilog="'mzlite slt ...' runs the sqllogictest runner; 'mzlite serve ...' serves a database over "
-               "the PostgreSQL protocol. In batch mode a failing statement of "
+               "the PostgreSQL protocol; 'mzlite dump DIR_OR_URL [--data]' writes a database as a SQL script. "
+               "In batch mode a failing statement of "
                "-c stops the run (exit status 1); -f files and stdin go on after an error, as psql does, "
                "unless ON_ERROR_STOP is set (-v ON_ERROR_STOP=1: stop, exit status 3).")
     p.add_argument("--help", action="help", help="show this help message and exit")
@@ -332,6 +333,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv and argv[0] == "slt":
         import slt  # lazily: the runner is only needed here
         return int(slt.main(argv[1:]) or 0)
+    if argv and argv[0] == "dump":
+        from repl import dump  # lazily: only this command needs it
+        return int(dump.main(argv[1:]) or 0)
     if argv and argv[0] == "serve":
         from server import cli  # lazily: the server is only needed here
         return int(cli.main(argv[1:]) or 0)
