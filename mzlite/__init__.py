@@ -68,7 +68,24 @@ def connect(database: Optional[str] = ":memory:", *, system_parameters: Optional
 
     ``session_parameters`` sets this connection's session variables as ``SET`` would, e.g.
     ``{"sql_dialect": "sqlite"}`` to run SQLite's SQL (translated with sqlglot).
+
+    A ``postgresql://`` (or ``postgres://``) URL or a libpq keyword string (``"host=h
+    port=6875 user=u dbname=d"``) connects to a server (``mzlite serve``, Materialize,
+    PostgreSQL) over psycopg 3 and returns a ``mzlite.remote.RemoteConnection`` with this
+    surface; ``system_parameters``, ``clock`` and ``durability`` are the server's, and are
+    refused there (``NotSupportedError``, 0A000).
     """
+    from mzlite.remote import is_remote_target
+    if is_remote_target(database):
+        for name, given in (("system_parameters", system_parameters), ("clock", clock),
+                            ("durability", durability)):
+            if given is not None:
+                raise NotSupportedError(f"{name}= is not supported for a remote connection: the server "
+                                        f"has its own" + (" (ALTER SYSTEM SET on the server)"
+                                                          if name == "system_parameters" else ""),
+                                        sqlstate="0A000")
+        from mzlite.remote import connect_remote
+        return connect_remote(database, session_parameters=session_parameters)
     from mzlite.coordinator import open_database
     con = open_database(database, system_parameters=system_parameters, clock=clock, durability=durability)
     for name, value in (session_parameters or {}).items():

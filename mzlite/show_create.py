@@ -5,8 +5,9 @@ shape Materialize prints its catalog's create_sql: every name quoted and qualifi
 (``"materialize"."public"."t"``), column types qualified (``"pg_catalog"."int4"``), an
 index or materialized view naming its cluster (``IN CLUSTER "quickstart"``), a
 materialized view's ``WITH (REFRESH = ON COMMIT)``.  Invariant: the output is derived from
-the catalog item (its columns, key, cluster), never from what the user typed, except a
-view's query and a column default, which keep the user's text (Materialize prints them
+the catalog item (its columns, constraints, key, cluster), never from what the user typed,
+except a view's query, a column default and a CHECK constraint's expression, which keep the
+user's text (Materialize prints them
 normalized by its own SQL printer; for the common ``SELECT 1`` and literal defaults the
 two agree).  Deliberately not here: listing objects (``mzlite.show``).
 """
@@ -54,6 +55,40 @@ def _body(create_sql: str) -> str:
     return (m.group(1) if m else create_sql).strip().rstrip(";").strip()
 
 
+def _constraints(item) -> list[str]:
+    """The table's PRIMARY KEY, UNIQUE and CHECK constraints as table constraints, named as the
+    catalog names them (so a replay enforces the same ones under the same names)."""
+    names = item.column_names()
+    out = [f"CONSTRAINT {quote(k.name)} {'PRIMARY KEY' if k.primary else 'UNIQUE'} "
+           f"({', '.join(quote(names[i]) for i in k.columns)})" for k in item.unique_keys]
+    if item.checks:
+        texts = _check_texts(item.create_sql)
+        if len(texts) != len(item.checks):  # not PostgreSQL's text (another dialect): name them at least
+            texts = [None] * len(item.checks)
+        for c, text in zip(item.checks, texts):
+            out.append(f"CONSTRAINT {quote(c.name)} CHECK ({text})" if text is not None else
+                       f"/* CHECK constraint {quote(c.name)}: its text is not kept */")
+    return out
+
+
+def _check_texts(create_sql: str) -> list:
+    """The CHECK expressions of a CREATE TABLE text, in declaration order (pglast's printer)."""
+    import pglast
+    from pglast import enums
+    from pglast.stream import RawStream
+    try:
+        stmt = pglast.parse_sql(create_sql)[0].stmt
+    except Exception:  # noqa: BLE001 - a text pglast cannot read: no texts
+        return []
+    out = []
+    for elt in stmt.tableElts or ():
+        constraints = elt.constraints if type(elt).__name__ == "ColumnDef" else [elt]
+        for cn in constraints or ():
+            if getattr(cn, "contype", None) == enums.ConstrType.CONSTR_CHECK:
+                out.append(RawStream()(cn.raw_expr))
+    return out
+
+
 def show_create_sql(db, item) -> str:
     if item.kind == "table":
         from mzlite.introspection import column_defaults
@@ -66,7 +101,7 @@ def show_create_sql(db, item) -> str:
             if c.name in defaults:
                 s += f" DEFAULT {defaults[c.name]}"
             cols.append(s)
-        return f"CREATE TABLE {qualified(item.name)} ({', '.join(cols)})"
+        return f"CREATE TABLE {qualified(item.name)} ({', '.join(cols + _constraints(item))})"
     if item.kind == "view":
         return f"CREATE VIEW {qualified(item.name)} AS {_body(item.create_sql)}"
     if item.kind == "materialized_view":

@@ -1,7 +1,8 @@
 """The ``mzlite`` command: argument parsing, dispatch, and running scripts in batch.
 
-Owns: the command line (``mzlite [PATH] [-c SQL]... [-f FILE]... [--format F] [-x]
-[--system-parameter NAME=VALUE]...``, ``mzlite slt ...``, ``mzlite serve ...``), the choice between batch mode
+Owns: the command line (``mzlite [PATH | URL] [-h HOST] [-p PORT] [-U USER] [-d DBNAME]
+[-c SQL]... [-f FILE]... [--format F] [-x] [--system-parameter NAME=VALUE]...``; a URL or
+psql's -h/-p/-U/-d connect to a server through ``mzlite.connect``'s remote connection), ``mzlite slt ...``, ``mzlite serve ...``, ``mzlite dump ...``), the choice between batch mode
 (``-c``/``-f``/piped stdin) and the interactive shell, exit statuses, and ``Runner``: runs
 one statement or a script through the public API (``mzlite.connect`` and the DB-API cursor)
 and writes psql-formatted results to stdout and psql-formatted errors to stderr.
@@ -250,15 +251,24 @@ class _Action(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG,
+        prog=PROG, add_help=False,  # -h is psql's --host; --help stays
         description="mzlite: an embedded incremental database with Materialize's SQL. "
-                    "Without -c/-f, opens an interactive shell (or runs statements piped on stdin).",
+                    "Without -c/-f, opens an interactive shell (or runs statements piped on stdin). "
+                    "PATH may also be a postgresql:// URL, or -h/-p/-U/-d name a server (mzlite serve, "
+                    "Materialize), as psql spells them.",
         epilog="'mzlite slt ...' runs the sqllogictest runner; 'mzlite serve ...' serves a database over "
-               "the PostgreSQL protocol. In batch mode a failing statement of "
+               "the PostgreSQL protocol; 'mzlite dump DIR_OR_URL [--data]' writes a database as a SQL script. "
+               "In batch mode a failing statement of "
                "-c stops the run (exit status 1); -f files and stdin go on after an error, as psql does, "
                "unless ON_ERROR_STOP is set (-v ON_ERROR_STOP=1: stop, exit status 3).")
+    p.add_argument("--help", action="help", help="show this help message and exit")
     p.add_argument("path", nargs="?", default=None,
-                   help="data directory to open (default: an in-memory database)")
+                   help="data directory to open (default: an in-memory database), or a postgresql:// URL; "
+                        "with -h/-p/-U, the database name")
+    p.add_argument("-h", "--host", help="connect to the server on HOST (psql's -h)")
+    p.add_argument("-p", "--port", help="the server's port (psql's -p; default 6875)")
+    p.add_argument("-U", "--username", metavar="USER", help="the user to connect as (psql's -U)")
+    p.add_argument("-d", "--dbname", metavar="DBNAME", help="the database to connect to (psql's -d; a URL too)")
     p.add_argument("-c", "--command", dest="command", action=_Action, metavar="SQL",
                    help="run SQL (one or more ';'-separated statements) and exit; repeatable")
     p.add_argument("-f", "--file", dest="file", action=_Action, metavar="FILE",
@@ -294,6 +304,22 @@ def parse_system_parameters(items: Sequence[str], parser: argparse.ArgumentParse
     return params
 
 
+def target(args) -> Optional[str]:
+    """What ``connect`` opens: the data directory or URL given, or, with psql's -h/-p/-U/-d, a
+    libpq keyword string naming the server (a positional name is then the database)."""
+    dbname = args.dbname or None
+    if dbname and "://" in dbname:
+        return dbname
+    if not (args.host or args.port or args.username or dbname):
+        return args.path
+    if args.path and "://" in args.path:
+        return args.path
+    parts = [f"host={args.host or '127.0.0.1'}", f"port={args.port or 6875}"]
+    parts.append(f"user={args.username or os.environ.get('PGUSER') or 'materialize'}")
+    parts.append(f"dbname={dbname or args.path or 'materialize'}")
+    return " ".join(parts)
+
+
 def connect(path: Optional[str], params: dict[str, str]):
     import mzlite  # lazily: keeps --help and shell start-up fast
     kwargs: dict[str, Any] = {}
@@ -307,6 +333,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv and argv[0] == "slt":
         import slt  # lazily: the runner is only needed here
         return int(slt.main(argv[1:]) or 0)
+    if argv and argv[0] == "dump":
+        from repl import dump  # lazily: only this command needs it
+        return int(dump.main(argv[1:]) or 0)
     if argv and argv[0] == "serve":
         from server import cli  # lazily: the server is only needed here
         return int(cli.main(argv[1:]) or 0)
@@ -316,11 +345,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     settings = fmt.Settings(format=args.format, expanded="on" if args.expanded else "off",
                             tuples_only=args.tuples_only)
     interactive = not args.actions and sys.stdin.isatty()
+    where = target(args)
     if interactive:
         from repl import shell  # lazily: prompt_toolkit is only needed here
-        return shell.run(lambda: connect(args.path, params), settings, history=not args.no_history)
+        return shell.run(lambda: connect(where, params), settings, history=not args.no_history)
     try:
-        conn = connect(args.path, params)
+        conn = connect(where, params)
     except Exception as exc:  # noqa: BLE001
         # psql's form for a connection that cannot be made: "psql: error: ..."
         sys.stderr.write(f"{PROG}: error: {getattr(exc, 'message', None) or exc}\n")

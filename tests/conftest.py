@@ -22,13 +22,47 @@ from mzlite.oracle import ManualClock
 BOTH_SETTINGS = dict(params=[True, False], ids=["interactive", "maintenance-only"])
 
 
+def pytest_generate_tests(metafunc):
+    """A module with ``API_TARGETS`` runs its tests once per target (``api_target``)."""
+    targets = getattr(metafunc.module, "API_TARGETS", None)
+    if targets and "api_target" in metafunc.fixturenames:
+        metafunc.parametrize("api_target", targets, indirect=True)
+
+
 @pytest.fixture
-def connect():
+def api_target(request) -> str:
+    """Where ``connect`` connects: ``embedded`` unless the module lists ``API_TARGETS``
+    (``tests/support/remote_targets.py``: ``remote`` is an ``mzlite serve``, ``postgres``
+    PostgreSQL 15)."""
+    return getattr(request, "param", "embedded")
+
+
+@pytest.fixture(scope="session")
+def postgres_spec():
+    """``host:port`` of a PostgreSQL 15 for the session's ``postgres`` target (None: none)."""
+    from tests.support.remote_targets import postgres_instance
+    with postgres_instance() as spec:
+        yield spec
+
+
+@pytest.fixture
+def connect(request, api_target):
     """``connect(interactive=None, clock=None) -> Connection``, closed at teardown;
-    ``interactive`` None keeps the default setting; a ``clock`` is also ``con.clock``."""
+    ``interactive`` None keeps the default setting; a ``clock`` is also ``con.clock``.
+    On a remote ``api_target`` it connects to that test's server (a ``clock`` is refused)."""
     opened = []
+    target = None
+    if api_target != "embedded":
+        from tests.support.remote_targets import target_for
+        target = target_for(request, api_target)
 
     def open_connection(interactive: Optional[bool] = None, clock: Optional[Callable[[], int]] = None):
+        if target is not None:
+            if clock is not None:
+                pytest.skip("a clock= is the embedded engine's")
+            c = target.connect(interactive)
+            opened.append(c)
+            return c
         params = {} if interactive is None else {"enable_compute_interactive_runtime": interactive}
         c = mzlite.connect(system_parameters=params, clock=clock)
         if clock is not None:
@@ -38,6 +72,8 @@ def connect():
     yield open_connection
     for c in reversed(opened):
         c.close()
+    if target is not None:
+        target.close()
 
 
 @pytest.fixture(**BOTH_SETTINGS)

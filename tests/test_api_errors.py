@@ -7,9 +7,13 @@ import pytest
 import mzlite
 from sql import errors as E
 
+#: each test runs on the embedded engine, through mzlite serve and on PostgreSQL 15
+#: (tests/support/remote_targets.py; DIFFERENCES there lists what answers otherwise)
+API_TARGETS = ("embedded", "remote", "postgres")
+
 
 @pytest.fixture
-def con(connect):  # how errors map to the API does not depend on the runtime: one default connection
+def con(connect, api_target):  # how errors map to the API does not depend on the runtime: one default connection
     c = connect()
     c.execute("CREATE TABLE t (a int NOT NULL, b text)")
     c.execute("INSERT INTO t VALUES (1, 'x')")

@@ -19,16 +19,36 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mzlite
+from tests.support.remote_targets import mark_difference, open_target
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@pytest.fixture(scope="module")
-def con():  # one connection for the whole module (read-mostly tests, default settings)
-    c = mzlite.connect()
+#: each test runs on the embedded engine, through mzlite serve and on PostgreSQL 15
+#: (tests/support/remote_targets.py; DIFFERENCES there lists what answers otherwise)
+API_TARGETS = ("embedded", "remote", "postgres")
+
+
+@pytest.fixture(scope="module", params=API_TARGETS)
+def target_con(request):  # one connection per target for the whole module (read-mostly tests)
+    target = None
+    if request.param == "embedded":
+        c = mzlite.connect()
+    else:
+        target = open_target(request, request.param)
+        c = target.connect()
     c.execute("CREATE TABLE v (i2 int2, i4 int4, i8 int8, n numeric, f float8, s text, b bool)")
-    yield c
+    yield request.param, c
     c.close()
+    if target is not None:
+        target.close()
+
+
+@pytest.fixture
+def con(request, target_con):
+    name, c = target_con
+    mark_difference(request, name)
+    return c
 
 
 def roundtrip(con, column: str, value):

@@ -12,9 +12,13 @@ import pytest
 import mzlite
 from mzlite.cursor import Column
 
+#: each test runs on the embedded engine, through mzlite serve and on PostgreSQL 15
+#: (tests/support/remote_targets.py; DIFFERENCES there lists what answers otherwise)
+API_TARGETS = ("embedded", "remote", "postgres")
+
 
 @pytest.fixture
-def con(connect):  # the API's conformance does not depend on the runtime: one default connection
+def con(connect, api_target):  # the API's conformance does not depend on the runtime: one default connection
     return connect()
 
 
