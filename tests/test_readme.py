@@ -24,6 +24,9 @@ COVERED_ELSEWHERE = {
     "python -m bench": "tests/test_bench_smoke.py",
     "mzlite serve": "tests/test_server_psycopg.py",
     "psql -h": "tests/test_server_clients.py",
+    "mzlite -h": "tests/test_repl_remote.py (test_pty_session_against_a_server)",
+    "mzlite postgres": "tests/test_repl_remote.py",
+    "mzlite dump": "tests/test_dump.py (test_round_trip_from_a_server_and_through_the_shell)",
 }
 
 
@@ -106,14 +109,14 @@ def test_what_readme_says_is_refused_is_refused(schema):
     assert sorted(r[0] for r in schema.execute("SHOW OBJECTS").fetchall()) == ["mv", "t"]
 
 
-def test_a_url_is_refused_not_taken_for_a_directory(tmp_path, monkeypatch):
-    """``mzlite.connect(url)``, which README lists as not supported, is refused with 0A000.
-    Sabotage seen red: without the URL check in ``mzlite.coordinator.connect`` it opened a
-    data directory ``postgres:/materialize@localhost:6875/materialize`` under the cwd."""
+def test_a_url_is_a_server_not_a_directory(tmp_path, monkeypatch):
+    """``mzlite.connect(url)`` with no server there fails to connect (08001) and creates
+    nothing.  Sabotage seen red: without the URL check in ``mzlite.connect`` it opened a data
+    directory ``postgres:/materialize@127.0.0.1:1/materialize`` under the cwd."""
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(mzlite.NotSupportedError) as ei:
-        mzlite.connect("postgres://materialize@localhost:6875/materialize")
-    assert ei.value.sqlstate == "0A000" and "psycopg" in ei.value.hint
+    with pytest.raises(mzlite.OperationalError) as ei:
+        mzlite.connect("postgres://materialize@127.0.0.1:1/materialize")
+    assert ei.value.sqlstate == "08001"
     assert list(tmp_path.iterdir()) == []
 
 
