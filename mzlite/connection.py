@@ -24,7 +24,7 @@ from sql import errors as _errors
 from sql.errors import InterfaceError
 
 
-class _FixedSetting:
+class FixedSetting:
     """A driver setting with one value in mzlite: reading gives it, setting a value ``accepts``
     takes (and changes nothing), any other raises NotSupportedError (0A000)."""
 
@@ -63,21 +63,21 @@ class Connection:
 
     # Settings other drivers have, which a user may set expecting their effect: the value
     # mzlite has is accepted, any other is refused (never set and ignored).
-    autocommit = _FixedSetting(
+    autocommit = FixedSetting(
         True, bool, "autocommit off is not supported: open a transaction with BEGIN "
         "(or execute('BEGIN')) and end it with commit() or rollback()",
         "Always True: each statement commits unless ``BEGIN`` opened a transaction.")
-    isolation_level = _FixedSetting(
+    isolation_level = FixedSetting(
         None, lambda v: v is None, "isolation_level (implicit transactions) is not supported: use BEGIN; "
         "SET transaction_isolation chooses how reads see time",
         "sqlite3's: None (autocommit), the only mode mzlite has.")
-    row_factory = _FixedSetting(
+    row_factory = FixedSetting(
         None, lambda v: v is None, "row_factory is not supported: rows are tuples",
         "sqlite3's: None (rows are tuples), the only one mzlite has.")
-    text_factory = _FixedSetting(
+    text_factory = FixedSetting(
         str, lambda v: v is str, "text_factory is not supported: text values are str (cast to bytea for bytes)",
         "sqlite3's: str (text values are str), the only one mzlite has.")
-    read_only = _FixedSetting(
+    read_only = FixedSetting(
         False, lambda v: not v, "read_only connections are not supported: use BEGIN READ ONLY",
         "psycopg's: False; use BEGIN READ ONLY for a read-only transaction.")
 

@@ -157,7 +157,7 @@ class Cursor:
             self._check_open()
             if isinstance(seq_of_params, (str, bytes)):
                 raise ProgrammingError("executemany takes a sequence of parameter sequences")
-            param_sets = _checked_parameter_sets(seq_of_params, check_parameters)
+            param_sets = checked_parameter_sets(seq_of_params, check_parameters)
             self._drop_stream()
             self._result = None
             self._result = self._database().execute_many(self.connection.session, sql, param_sets)
@@ -316,7 +316,7 @@ def _to_timedelta(interval):
     return interval.to_timedelta()
 
 
-def _checked_parameter_sets(seq_of_params, check_parameters) -> list:
+def checked_parameter_sets(seq_of_params, check_parameters) -> list:
     """``[check_parameters(p) for p in seq_of_params]``, with the common case (a list of
     plain tuples of plain values) checked by two C-level passes instead of a call per set."""
     if type(seq_of_params) is list and set(map(type, seq_of_params)) == {tuple}:

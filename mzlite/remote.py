@@ -27,7 +27,7 @@ import re
 import threading
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
-from mzlite.connection import _FixedSetting
+from mzlite.connection import FixedSetting
 from mzlite.pg_catalog import JSON_OID, PG_TYPES
 from sql import errors as _errors
 from sql.errors import InterfaceError, NotSupportedError, ProgrammingError, class_for
@@ -74,7 +74,7 @@ def type_display(oid: int, adapters=None) -> str:
     return base + "[]" if oid == getattr(info, "array_oid", None) else base
 
 
-def _typmod(display: str, fmod: int):
+def typmod(display: str, fmod: int):
     """The embedded cursor's modifier (``planner.output_typmods``' shape) of a wire ``atttypmod``."""
     if fmod is None or fmod < 0:
         return None
@@ -104,16 +104,16 @@ def translate_placeholders(text: str) -> tuple[str, tuple]:
     """``text`` with its ``?`` placeholders rewritten to ``$1``, ``$2``, ... (not jsonb's ``?``
     operator, nor a ``?`` in a string, identifier or comment; nothing when ``$n`` is used), and
     the ``(rewritten offset, extra characters)`` of each rewrite for mapping positions back."""
-    text, inserts, _ = _placeholders(text)
+    text, inserts, _ = placeholders(text)
     return text, inserts
 
 
-def _placeholders(text: str):
+def placeholders(text: str):
     """``translate_placeholders``' two results, and ``{n: 1-based position of the first $n or
     n-th ?}`` (the placeholders the text uses)."""
     if "?" not in text and "$" not in text:
         return text, (), {}
-    from sql.parse import _jsonb_question_mark
+    from sql.parse import jsonb_question_mark
     toks = [t for t in _tokens(text) if t.name not in ("SQL_COMMENT", "C_COMMENT")]
     dollars = {}
     for t in toks:
@@ -124,7 +124,7 @@ def _placeholders(text: str):
     rel = [_Tok(t.start, t.end + 1, t.name, t.kind) for t in toks]
     parts, inserts, used, last, n, shift = [], [], {}, 0, 0, 0
     for i, t in enumerate(rel):
-        if t.name == "Op" and text[t.start:t.end] == "?" and not _jsonb_question_mark(rel, i):
+        if t.name == "Op" and text[t.start:t.end] == "?" and not jsonb_question_mark(rel, i):
             n += 1
             rep = f"${n}"
             used[n] = t.start + 1
@@ -139,7 +139,7 @@ def _placeholders(text: str):
     return "".join(parts), tuple(inserts), used
 
 
-def _check_count(used: dict, given: int) -> None:
+def check_count(used: dict, given: int) -> None:
     """The embedded engine's answers to a parameter count that does not fit the text."""
     n = max(used, default=0)
     if given > n:
@@ -183,7 +183,7 @@ def split_statements(text: str) -> list[str]:
     return out
 
 
-def _statement_words(text: str) -> list[tuple[str, list[str]]]:
+def statement_words(text: str) -> list[tuple[str, list[str]]]:
     """For each statement, its first keyword and its keywords (upper case)."""
     out, words = [], []
     for t in _tokens(text):
@@ -198,18 +198,18 @@ def _statement_words(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _check_sendable(text: str) -> None:
+def check_sendable(text: str) -> None:
     """Refuse, before anything is sent, the statements a remote cursor cannot run through
     ``execute`` (the server would switch the connection into a mode psycopg's execute leaves)."""
     if "copy" not in text.lower() and "subscribe" not in text.lower():
         return
-    for first, words in _statement_words(text):
+    for first, words in statement_words(text):
         if first == "COPY" and ("STDIN" in words or "STDOUT" in words):
             where = "STDIN" if "STDIN" in words else "STDOUT"
             raise NotSupportedError(
                 f"COPY {'FROM' if where == 'STDIN' else 'TO'} {where} needs a caller that sends or receives the "
                 f"data: use cursor.copy(sql) (psycopg's shape), or COPY with a file name", sqlstate="0A000")
-        if first == "SUBSCRIBE" and len(_statement_words(text)) > 1:
+        if first == "SUBSCRIBE" and len(statement_words(text)) > 1:
             raise NotSupportedError("a SUBSCRIBE runs by itself on a remote connection, not among other "
                                     "statements", sqlstate="0A000")
 
@@ -245,8 +245,8 @@ def translate_error(e: BaseException, inserts: tuple = ()) -> _errors.Error:
                             hint=diag.message_hint, context=diag.context)
 
 
-class _Translating:
-    """``with _Translating(inserts):`` raises any psycopg error as its ``mzlite.Error``."""
+class Translating:
+    """``with Translating(inserts):`` raises any psycopg error as its ``mzlite.Error``."""
     __slots__ = ("inserts",)
 
     def __init__(self, inserts: tuple = ()):
@@ -280,7 +280,7 @@ def _parameter(value):
     return value
 
 
-def _parameters(params: Optional[tuple]):
+def parameters(params: Optional[tuple]):
     if params is None:
         return None
     if any(isinstance(v, (dict, list, tuple)) for v in params):
@@ -403,26 +403,28 @@ class RemoteConnection:
     ProgrammingError = _errors.ProgrammingError
     NotSupportedError = _errors.NotSupportedError
 
-    autocommit = _FixedSetting(
+    autocommit = FixedSetting(
         True, bool, "autocommit off is not supported: open a transaction with BEGIN "
         "(or execute('BEGIN')) and end it with commit() or rollback()",
         "Always True: each statement commits unless ``BEGIN`` opened a transaction.")
-    isolation_level = _FixedSetting(
+    isolation_level = FixedSetting(
         None, lambda v: v is None, "isolation_level (implicit transactions) is not supported: use BEGIN",
         "sqlite3's: None (autocommit), the only mode mzlite has.")
-    row_factory = _FixedSetting(
+    row_factory = FixedSetting(
         None, lambda v: v is None, "row_factory is not supported: rows are tuples", "None: rows are tuples.")
-    text_factory = _FixedSetting(
+    text_factory = FixedSetting(
         str, lambda v: v is str, "text_factory is not supported: text values are str", "str.")
-    read_only = _FixedSetting(
+    read_only = FixedSetting(
         False, lambda v: not v, "read_only connections are not supported: use BEGIN READ ONLY", "False.")
 
     def __init__(self, pgconn, dsn: str):
         self.pgconn = pgconn
         self.dsn = dsn
         self._closed = False
-        self._lock = threading.RLock()  # one statement at a time on the psycopg connection
-        self._subscriptions: list = []
+        #: one statement at a time on the psycopg connection (its cursors and subscriptions take it)
+        self.statement_lock = threading.RLock()
+        #: the subscriptions open on this connection (each removes itself when it ends)
+        self.subscriptions: list = []
 
     @property
     def database(self) -> str:
@@ -453,7 +455,7 @@ class RemoteConnection:
                                     "what a subscription buffers (mzlite serve --subscribe-buffer)", sqlstate="0A000")
         from mzlite.remote_subscribe import RemoteSubscription
         sub = RemoteSubscription(self, query_or_name, snapshot=snapshot, progress=progress, as_of=as_of, up_to=up_to)
-        self._subscriptions.append(sub)
+        self.subscriptions.append(sub)
         return sub
 
     def describe(self, sql: str, param_types=()):
@@ -464,7 +466,7 @@ class RemoteConnection:
             raise NotSupportedError("describe() with param_types is not supported on a remote connection",
                                     sqlstate="0A000")
         text, inserts = translate_placeholders(sql)
-        with self._lock, _Translating(inserts):
+        with self.statement_lock, Translating(inserts):
             pg = self.pgconn.pgconn
             from psycopg import pq
             res = pg.prepare(b"", text.encode())
@@ -499,17 +501,17 @@ class RemoteConnection:
         if self._closed:
             return
         self._closed = True
-        for sub in list(self._subscriptions):
+        for sub in list(self.subscriptions):
             sub.close()
         from psycopg.pq import TransactionStatus as TS
         if self.pgconn.info.transaction_status == TS.ACTIVE:
             self.cancel()
-        got = self._lock.acquire(timeout=10.0)  # the canceled statement finishes before libpq's is freed
+        got = self.statement_lock.acquire(timeout=10.0)  # the canceled statement finishes before libpq's is freed
         try:
             self.pgconn.close()
         finally:
             if got:
-                self._lock.release()
+                self.statement_lock.release()
 
     @property
     def closed(self) -> bool:

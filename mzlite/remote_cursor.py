@@ -6,7 +6,7 @@ fetch*, ``description`` with the embedded type codes and sizes, ``rowcount``,
 (psycopg's ``Copy`` with mzlite's errors).
 
 Invariants: every call on a cursor is atomic with respect to the others (``self._lock``) and
-runs one statement at a time on the connection (``connection._lock``); nothing is sent that
+runs one statement at a time on the connection (``connection.statement_lock``); nothing is sent that
 psycopg's ``execute`` could not bring back (COPY with STDIN/STDOUT goes through ``copy``); a
 parameter count that does not fit the text is refused before anything is sent, with the
 embedded engine's SQLSTATE (08P01 too many, 42P02 a missing ``$n``); a plain INSERT's
@@ -18,11 +18,11 @@ from __future__ import annotations
 import threading
 from typing import Any, Iterable, Optional, Sequence
 
-from mzlite.cursor import Column, _checked_parameter_sets
-from mzlite.remote import (RemoteConnection, _check_count, _check_sendable, _parameters, _placeholders,
-                           _statement_words, _Translating, _typmod, split_statements, translate_placeholders,
+from mzlite.cursor import Column, checked_parameter_sets
+from mzlite.remote import (RemoteConnection, check_count, check_sendable, parameters, placeholders,
+                           statement_words, Translating, typmod, split_statements, translate_placeholders,
                            type_display)
-from mzlite.connection import _FixedSetting
+from mzlite.connection import FixedSetting
 from mzlite.types import check_parameters, column_sizes
 from sql import errors as _errors
 from sql.errors import InterfaceError, NotSupportedError, ProgrammingError
@@ -37,7 +37,7 @@ class RemoteCursor:
     #: ``interval`` columns come back as ``datetime.timedelta`` (a month is 30 days); False
     #: gives the server's text (``1 mon 2 days``), months kept, as a shell prints it
     intervals_as_timedelta = True
-    documents_as_python = _FixedSetting(
+    documents_as_python = FixedSetting(
         True, lambda v: bool(v), "documents_as_python = False is not supported on a remote connection",
         "True: jsonb and arrays come back as Python values.")
 
@@ -75,12 +75,12 @@ class RemoteCursor:
             if not isinstance(sql, str):
                 raise ProgrammingError(f"the statement must be a string, not {type(sql).__name__}")
             self._reset()
-            _check_sendable(sql)
-            text, inserts, used = _placeholders(sql)
+            check_sendable(sql)
+            text, inserts, used = placeholders(sql)
             if params is not None:
-                _check_count(used, len(params))
+                check_count(used, len(params))
             con = self.connection
-            words = _statement_words(sql) if "subscribe" in sql.lower() else ()
+            words = statement_words(sql) if "subscribe" in sql.lower() else ()
             if len(words) == 1 and words[0][0] == "SUBSCRIBE":
                 if params:
                     raise NotSupportedError("SUBSCRIBE takes no parameters on a remote connection",
@@ -89,13 +89,13 @@ class RemoteCursor:
                 self._stream = RemoteStream(con, sql.strip().rstrip(";"), bounded="UP" in words[0][1])
                 self._status = "SUBSCRIBE"
                 return self
-            with con._lock, _Translating(inserts):
+            with con.statement_lock, Translating(inserts):
                 cur = con.pgconn.cursor()
                 if not self.intervals_as_timedelta:
                     from psycopg.types.string import TextLoader
                     cur.adapters.register_loader("interval", TextLoader)
                 try:
-                    cur.execute(text, _parameters(params) if params else None, prepare=False)
+                    cur.execute(text, parameters(params) if params else None, prepare=False)
                     while cur.nextset():  # several statements: the last one's result, as embedded
                         pass
                 except BaseException:
@@ -111,19 +111,19 @@ class RemoteCursor:
             self._check_open()
             if isinstance(seq_of_params, (str, bytes)):
                 raise ProgrammingError("executemany takes a sequence of parameter sequences")
-            param_sets = _checked_parameter_sets(seq_of_params, check_parameters)
+            param_sets = checked_parameter_sets(seq_of_params, check_parameters)
             self._reset()
-            words = _statement_words(sql)
+            words = statement_words(sql)
             if len(words) != 1:
                 raise ProgrammingError(f"executemany runs exactly one statement, got {len(words)}",
                                        sqlstate="42601")
-            _check_sendable(sql)
-            text, inserts, used = _placeholders(sql)
+            check_sendable(sql)
+            text, inserts, used = placeholders(sql)
             for p in param_sets:
-                _check_count(used, len(p))
+                check_count(used, len(p))
             con = self.connection
             wrap = words[0][0] == "INSERT" and not con.in_transaction and len(param_sets) > 1
-            with con._lock, _Translating(inserts):
+            with con.statement_lock, Translating(inserts):
                 cur = con.pgconn.cursor()
                 try:
                     if not param_sets:
@@ -133,7 +133,7 @@ class RemoteCursor:
                     if wrap:
                         cur.execute("BEGIN")
                     try:
-                        cur.executemany(text, [_parameters(p) for p in param_sets])
+                        cur.executemany(text, [parameters(p) for p in param_sets])
                     except BaseException:
                         if wrap and not con.pgconn.closed:
                             _quiet(lambda: cur.execute("ROLLBACK"))
@@ -165,10 +165,10 @@ class RemoteCursor:
             params = None if params is None else check_parameters(params)
             self._reset()
             text, inserts = translate_placeholders(sql)
-            words = _statement_words(sql)
+            words = statement_words(sql)
             if len(words) != 1 or words[0][0] != "COPY" or not ({"STDIN", "STDOUT"} & set(words[0][1])):
                 raise ProgrammingError("copy() runs a COPY ... FROM STDIN or COPY ... TO STDOUT statement")
-            return RemoteCopy(self, text, _parameters(params) if params else None, inserts,
+            return RemoteCopy(self, text, parameters(params) if params else None, inserts,
                               is_from="STDIN" in words[0][1])
 
     # ------------------------------------------------------------ results
@@ -184,7 +184,7 @@ class RemoteCursor:
             out = []
             for c in cur.description:
                 display = type_display(c.type_code, ad)
-                sizes = column_sizes(display, _typmod(display, c._fmod))
+                sizes = column_sizes(display, typmod(display, c._fmod))
                 out.append(Column(c.name, display, *sizes))
             self._description = out
         return self._description
@@ -212,7 +212,7 @@ class RemoteCursor:
             if cur is None:
                 got = self._stream.fetch(1)
                 return got[0] if got else None
-            with _Translating():
+            with Translating():
                 return cur.fetchone()
 
     def fetchmany(self, size: Optional[int] = None) -> list:
@@ -223,7 +223,7 @@ class RemoteCursor:
                 raise ProgrammingError(f"fetchmany size must not be negative, got {n}")
             if cur is None:
                 return self._stream.fetch(n) if n else []
-            with _Translating():
+            with Translating():
                 return cur.fetchmany(n) if n else []
 
     def fetchall(self) -> list:
@@ -240,7 +240,7 @@ class RemoteCursor:
                     if not got:
                         return out
                     out.extend(got)
-            with _Translating():
+            with Translating():
                 return cur.fetchall()
 
     def __iter__(self):
@@ -305,14 +305,14 @@ class RemoteCopy:
         self._inserts = inserts
         self._is_from = is_from
         con = cursor.connection
-        con._lock.acquire()
+        con.statement_lock.acquire()
         try:
             self._pgcur = con.pgconn.cursor()
             self._cm = self._pgcur.copy(text, params)
-            with _Translating(inserts):
+            with Translating(inserts):
                 self._copy = self._cm.__enter__()
         except BaseException:
-            con._lock.release()
+            con.statement_lock.release()
             raise
 
     def __enter__(self) -> "RemoteCopy":
@@ -321,7 +321,7 @@ class RemoteCopy:
     def __exit__(self, kind, exc, tb) -> bool:
         con = self.cursor.connection
         try:
-            with _Translating(self._inserts):
+            with Translating(self._inserts):
                 self._cm.__exit__(kind, exc, tb)
             self.cursor.copy_done(self._pgcur.statusmessage, self._pgcur.rowcount)
         except _errors.Error as e:
@@ -331,7 +331,7 @@ class RemoteCopy:
                 raise
         finally:
             self._pgcur.close()
-            con._lock.release()
+            con.statement_lock.release()
         return False
 
     def _need(self, sending: bool) -> None:
@@ -342,27 +342,27 @@ class RemoteCopy:
 
     def write(self, data) -> None:
         self._need(True)
-        with _Translating(self._inserts):
+        with Translating(self._inserts):
             self._copy.write(data)
 
     def write_row(self, row) -> None:
         self._need(True)
-        with _Translating(self._inserts):
+        with Translating(self._inserts):
             self._copy.write_row(row)
 
     def __iter__(self):
         self._need(False)
-        with _Translating(self._inserts):
+        with Translating(self._inserts):
             for chunk in self._copy:
                 yield bytes(chunk)
 
     def read(self) -> bytes:
         self._need(False)
-        with _Translating(self._inserts):
+        with Translating(self._inserts):
             return bytes(self._copy.read())
 
     def rows(self):
         self._need(False)
-        with _Translating(self._inserts):
+        with Translating(self._inserts):
             for row in self._copy.rows():
                 yield tuple(row)

@@ -36,7 +36,7 @@ class RemoteSubscription:
 
     def __init__(self, connection, query_or_name: str, *, snapshot: bool = True, progress: bool = False,
                  as_of: Optional[int] = None, up_to: Optional[int] = None):
-        from mzlite.remote import _Translating, connect_remote
+        from mzlite.remote import Translating, connect_remote
         sql = subscribe_sql(query_or_name, snapshot=snapshot, progress=True, as_of=as_of, up_to=up_to)
         self.connection = connection
         self.progress = progress
@@ -48,7 +48,7 @@ class RemoteSubscription:
         self._closed = False
         self._lock = threading.Lock()
         self._session = connect_remote(connection.dsn)
-        self._translating = _Translating
+        self._translating = Translating
         try:
             self._session.execute("BEGIN")
             self._session.execute(f"DECLARE {_CURSOR} CURSOR FOR {sql}")
@@ -138,7 +138,7 @@ class RemoteSubscription:
         if not s.closed:
             s.close()  # cancels a FETCH that waits
         try:
-            self.connection._subscriptions.remove(self)
+            self.connection.subscriptions.remove(self)
         except ValueError:
             pass
 

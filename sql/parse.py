@@ -118,7 +118,7 @@ def _parse_piece(source: str, toks) -> Statement:
     rel = [_Tok(t.start - start, t.end - start + 1, t.name, t.kind) for t in toks]
     params = [t for t in rel if t.name == "PARAM"]
     qmarks = [t for i, t in enumerate(rel) if t.name == "Op" and text[t.start:t.end] == "?"
-              and not _jsonb_question_mark(rel, i)]
+              and not jsonb_question_mark(rel, i)]
     inserts: list[tuple[int, int]] = []
     ptext = text
     nparams = max((int(text[t.start + 1:t.end]) for t in params), default=0)
@@ -154,7 +154,7 @@ _OPERAND_END = frozenset({"IDENT", "UIDENT", "SCONST", "USCONST", "ICONST", "FCO
                           "ASCII_41", "ASCII_93"})
 
 
-def _jsonb_question_mark(rel, i: int) -> bool:
+def jsonb_question_mark(rel, i: int) -> bool:
     """Whether the ``?`` token ``rel[i]`` is jsonb's key-exists operator rather than a
     placeholder: it follows an operand (a name, a constant, ``)`` or ``]``), or a
     non-reserved keyword used as a column name (``value ? 'k'``) with a string constant next."""

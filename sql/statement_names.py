@@ -105,6 +105,8 @@ def materialize_only_form(text: str) -> str:
         return ""
     j = 3 if upper[1:3] == ["OR", "REPLACE"] else 1
     if j < len(upper) and upper[j] in _MATERIALIZE_OBJECTS:  # SINK and SECRET are no keywords
+        if upper[j] == "SOURCE" and upper[0] in ("CREATE", "DROP"):
+            return ""  # sources' own grammar (sql.mzsources) parsed it: its syntax errors are the user's
         return f"{upper[0]} {upper[j]}"
     if words == ["CREATE", "TYPE"] and ("LIST" in upper or "MAP" in upper):
         return f"CREATE TYPE ... AS {'LIST' if 'LIST' in upper else 'MAP'}"
