@@ -23,8 +23,8 @@ them share the format state; the per-type text parsers are in ``repr``.
 """
 from __future__ import annotations
 
-import os
 import re
+from operator import methodcaller
 from typing import Iterable, Iterator, Optional
 
 from mzlite.cursor import Result
@@ -86,7 +86,7 @@ class CopyFormat:
             elif h in ("false", "off", "0"):
                 header = False
             else:
-                raise _opt_error(f"header requires a Boolean value or \"match\"", E.INVALID_PARAMETER_VALUE)
+                raise _opt_error("header requires a Boolean value or \"match\"", E.INVALID_PARAMETER_VALUE)
         self.header = header
         for opt in ("quote", "escape", "force_not_null", "force_null", "force_quote"):
             if opt in seen and not self.csv:
@@ -143,6 +143,15 @@ class CopyFormat:
 
     def _text(self, lines: list) -> list:
         d, null = self.delimiter, self.null
+        if not lines:
+            return []
+        if _plain_text("\n".join(lines), null):
+            return list(map(tuple, map(methodcaller("split", d), lines)))
+        return self._text_lines(lines)
+
+    def _text_lines(self, lines: list) -> list:
+        """``_text`` a line at a time: escapes, NULLs, the end marker."""
+        d, null = self.delimiter, self.null
         out = []
         for ln in lines:
             if ln == "\\.":
@@ -157,6 +166,13 @@ class CopyFormat:
         return out
 
     def _csv(self, lines: list, first_line: int) -> tuple[list, Optional[list]]:
+        d, q, null = self.delimiter, self.quote, self.null
+        if lines and _plain_csv("\n" + "\n".join(lines) + "\n", d, q, null):
+            return list(map(tuple, map(methodcaller("split", d), lines))), None
+        return self._csv_lines(lines, first_line)
+
+    def _csv_lines(self, lines: list, first_line: int) -> tuple[list, Optional[list]]:
+        """``_csv`` a line at a time: quotes, NULLs, FORCE_(NOT_)NULL, the end marker."""
         d, q, null = self.delimiter, self.quote, self.null
         fnn, fn = self.force_not_null, self.force_null
         out: list = []
@@ -252,6 +268,25 @@ class CopyFormat:
                 return q + s.replace(q, q + q) + q
             return q + "".join(esc + c if c in (q, esc) else c for c in s) + q
         return s
+
+
+def _plain_text(joined: str, null: str) -> bool:
+    """Whether text-format lines (``joined`` by newlines) hold no backslash (so no escape and
+    no ``\\.`` end marker) and nothing that could be the NULL string: splitting each line on
+    the delimiter then gives its fields exactly."""
+    return "\\" not in joined and null not in joined
+
+
+def _plain_csv(joined: str, d: str, q: str, null: str) -> bool:
+    """Whether CSV lines (``joined``: each line between newlines) hold no quote, no ``\\.``
+    end marker and no field that could equal the NULL string, so that splitting each line
+    on the delimiter gives its fields exactly (C-level substring tests only; a false
+    "maybe" just takes the per-line path)."""
+    if q in joined or "\n\\.\n" in joined:
+        return False
+    if null == "":  # an empty field: two delimiters together, or one at a line's either end
+        return not (d + d in joined or "\n" + d in joined or d + "\n" in joined or "\n\n" in joined)
+    return null not in joined
 
 
 def _out(v) -> str:
