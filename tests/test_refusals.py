@@ -103,6 +103,7 @@ REFUSED = [
     ("SELECT '<a/>'::xml IS DOCUMENT", "IS DOCUMENT"),
     ("SELECT GROUPING(a) FROM t GROUP BY a", "GROUPING"),
     ("SELECT '1' IS JSON", "IS JSON"),
+    ("SELECT make_interval(days => 1)", "named argument notation (name => value)"),
     ("SELECT a FROM t WHERE b SIMILAR TO 'x'", "SIMILAR TO"),
     ("SELECT * FROM t TABLESAMPLE SYSTEM (10)", "TABLESAMPLE in FROM"),
     ("SELECT * FROM XMLTABLE('/x' PASSING '<x/>' COLUMNS a int)", "XMLTABLE in FROM"),
