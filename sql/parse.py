@@ -575,6 +575,9 @@ class _Ctx:
                     keys.append(self.ident())
                 self.expect(")", ")")
                 envelope = tuple(keys)
+            elif self.peek() == "ENVELOPE" and self.peek(1) == "DEBEZIUM":
+                raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, "SUBSCRIBE ... ENVELOPE DEBEZIUM is not supported"
+                                       " (ENVELOPE UPSERT is)", position=self.pos(self.loc()))
             elif self.accept("WITHIN", "TIMESTAMP", "ORDER", "BY"):
                 while True:
                     col = self.ident()
