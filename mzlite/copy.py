@@ -431,8 +431,8 @@ class CopyIn:
                 names, _ = fmt.parse(head + "\n")
                 got = list(names[0]) if names else []
                 if got != fmt.columns:
-                    raise _line_error("22P04", f"column name mismatch in header line field: got {got}, "
-                                               f"expected {fmt.columns}", 1, f"COPY {self._name()}, line 1")
+                    raise _line_error("22P04", _header_mismatch(got, list(fmt.columns)), 1,
+                                      f"COPY {self._name()}, line 1")
             text, first = rest, 2
         rows, starts = fmt.parse(text, first)
         width = len(fmt.columns)
@@ -639,3 +639,11 @@ def copy(db, session, plan, stmt, params) -> Result:
     except OSError as e:
         raise E.error_for("58030", f'could not open file "{plan.target}" for writing: {e.strerror}') from None
     return Result(f"COPY {out.rowcount}", None, rowcount=out.rowcount)
+
+
+def _header_mismatch(got: list, expected: list) -> str:
+    """PostgreSQL's words for a HEADER MATCH line that does not name the columns."""
+    if len(got) != len(expected):
+        return f"wrong number of fields in header line: got {len(got)}, expected {len(expected)}"
+    i = next(i for i, (g, e) in enumerate(zip(got, expected)) if g != e)
+    return f'column name mismatch in header line field {i + 1}: got "{got[i]}", expected "{expected[i]}"'

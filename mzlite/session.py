@@ -16,6 +16,19 @@ from mzlite.dialect import parse_dialect
 from sql import errors as E
 
 
+class _InvalidValue(Exception):
+    """A generic parser refused its value; ``_parsed`` names the parameter (PostgreSQL's
+    ``invalid value for parameter "name": "value"``), which the parsers are not told."""
+
+
+def _parsed(var, value):
+    try:
+        return var.parse(value)
+    except _InvalidValue as e:
+        raise E.error_for(E.INVALID_PARAMETER_VALUE,
+                          f'invalid value for parameter "{var.name}": "{e.args[0]}"') from None
+
+
 def _parse_bool(v) -> bool:
     if isinstance(v, bool):
         return v
@@ -24,13 +37,13 @@ def _parse_bool(v) -> bool:
         return True
     if s in ("false", "off", "no", "0", "f", "n"):
         return False
-    raise E.error_for(E.INVALID_PARAMETER_VALUE, f"invalid value for parameter: {v!r}")
+    raise _InvalidValue(v)
 
 
 def _parse_duration_ms(v) -> int:
     """PostgreSQL durations: an integer is milliseconds; '1s', '500ms', '2min' are accepted."""
     if isinstance(v, bool):
-        raise E.error_for(E.INVALID_PARAMETER_VALUE, f"invalid duration: {v!r}")
+        raise _InvalidValue(v)
     if isinstance(v, (int, float)):
         return int(v)
     s = str(v).strip().lower().replace(" ", "")
@@ -40,7 +53,7 @@ def _parse_duration_ms(v) -> int:
             return int(float(s[: -len(suffix)]) * mul)
     if s.isdigit():
         return int(s)
-    raise E.error_for(E.INVALID_PARAMETER_VALUE, f"invalid value for parameter \"statement_timeout\": \"{v}\"")
+    raise _InvalidValue(v)
 
 
 def _parse_isolation(v) -> str:
@@ -49,7 +62,7 @@ def _parse_isolation(v) -> str:
         return s
     if s in ("read committed", "repeatable read", "read uncommitted"):
         return "serializable"
-    raise E.error_for(E.INVALID_PARAMETER_VALUE, f"invalid value for parameter \"transaction_isolation\": \"{v}\"")
+    raise _InvalidValue(v)
 
 
 def _parse_text(v) -> str:
@@ -179,7 +192,7 @@ class SystemParameters:
         name = name.lower()
         if name not in SYSTEM_VARS:
             raise E.error_for(E.UNDEFINED_OBJECT, f"unrecognized configuration parameter \"{name}\"")
-        self.values[name] = SYSTEM_VARS[name].default if value is None else SYSTEM_VARS[name].parse(value)
+        self.values[name] = SYSTEM_VARS[name].default if value is None else _parsed(SYSTEM_VARS[name], value)
 
     def __getitem__(self, name: str):
         return self.values[name]
@@ -264,7 +277,7 @@ class Session:
             raise E.error_for("55P02", f"parameter \"{name}\" cannot be changed now; use ALTER SYSTEM SET")
         if name not in SESSION_VARS:
             raise E.error_for(E.UNDEFINED_OBJECT, f"unrecognized configuration parameter \"{name}\"")
-        self.vars[name] = SESSION_VARS[name].default if value is None else SESSION_VARS[name].parse(value)
+        self.vars[name] = SESSION_VARS[name].default if value is None else _parsed(SESSION_VARS[name], value)
 
     def set_local_var(self, name: str, value) -> None:
         """SET LOCAL: ``set_var`` until the transaction block ends; outside one it has no

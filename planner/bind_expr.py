@@ -826,4 +826,4 @@ _EXPRESSION_WORDS = {"XmlSerialize": "XMLSERIALIZE", "GroupingFunc": "GROUPING",
                      "JsonIsPredicate": "IS JSON", "CurrentOfExpr": "WHERE CURRENT OF",
                      "JsonObjectConstructor": "JSON_OBJECT", "JsonArrayConstructor": "JSON_ARRAY",
                      "JsonArrayQueryConstructor": "JSON_ARRAY", "JsonObjectAgg": "JSON_OBJECTAGG",
-                     "JsonArrayAgg": "JSON_ARRAYAGG"}
+                     "JsonArrayAgg": "JSON_ARRAYAGG", "NamedArgExpr": "named argument notation (name => value)"}

@@ -358,7 +358,11 @@ def bind_join(b, j, outer):
     from planner.bind_query import join_on_prefix
     p = outer.arity
     jt = enum_name(j.jointype)
-    if isinstance(j.rarg, ast.RangeSubselect) and j.rarg.lateral:
+    # a table function on the right is implicitly LATERAL (PostgreSQL): ``t JOIN
+    # generate_series(1, t.a) g ON ...`` reads the left side's columns, as in a FROM list
+    function = (isinstance(j.rarg, ast.RangeFunction) and jt in ("JOIN_INNER", "JOIN_LEFT")
+                and not j.usingClause and not j.isNatural)
+    if function or (isinstance(j.rarg, ast.RangeSubselect) and j.rarg.lateral):
         if jt not in ("JOIN_INNER", "JOIN_LEFT"):
             raise b.error(errors.FEATURE_NOT_SUPPORTED, "RIGHT and FULL joins with LATERAL are not supported",
                           None)
@@ -366,7 +370,10 @@ def bind_join(b, j, outer):
         lrel, ltypes, litems = b.bind_from_item(j.larg, outer)
         if jt == "JOIN_LEFT":
             lrel = lets.share(lrel)
-        rel, types, items = apply_lateral(b, lrel, ltypes, litems, j.rarg, outer)
+        if function:
+            rel, types, items = b.table_function(lrel, ltypes, litems, j.rarg, outer)
+        else:
+            rel, types, items = apply_lateral(b, lrel, ltypes, litems, j.rarg, outer)
         inner, types, items = _finish_inner(b, j, outer, rel, types, items, len(ltypes))
         if jt == "JOIN_LEFT":
             nl = len(ltypes)

@@ -328,6 +328,11 @@ def connect(path: Optional[str], params: dict[str, str]):
     return mzlite.connect(path, **kwargs)
 
 
+#: subcommands users type that mzlite does not have (``mzlite restore`` would otherwise create a
+#: data directory named ``restore``; a dump replays with ``mzlite -f``)
+_SUBCOMMANDS_NOT_HERE = ("restore",)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "slt":
@@ -339,6 +344,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv and argv[0] == "serve":
         from server import cli  # lazily: the server is only needed here
         return int(cli.main(argv[1:]) or 0)
+    if argv and argv[0] in _SUBCOMMANDS_NOT_HERE and not os.path.exists(argv[0]):
+        # not a data directory to create: the subcommand the user meant is not there yet
+        sys.stderr.write(f"{PROG}: error: '{PROG} {argv[0]}' is not supported yet "
+                         f"(to open a data directory named {argv[0]!r}, write ./{argv[0]})\n")
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     params = parse_system_parameters(args.system_parameter, parser)

@@ -578,6 +578,9 @@ class _Ctx:
                     keys.append(self.ident())
                 self.expect(")", ")")
                 envelope = tuple(keys)
+            elif self.peek() == "ENVELOPE" and self.peek(1) == "DEBEZIUM":
+                raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, "SUBSCRIBE ... ENVELOPE DEBEZIUM is not supported"
+                                       " (ENVELOPE UPSERT is)", position=self.pos(self.loc()))
             elif self.accept("WITHIN", "TIMESTAMP", "ORDER", "BY"):
                 while True:
                     col = self.ident()
@@ -636,6 +639,10 @@ class _Ctx:
     def show(self) -> Show:
         self.expect("SHOW")
         w = self.peek()
+        for form in _SHOW_FORMS_NOT_HERE:
+            if all(self.peek(k) == word for k, word in enumerate(form)) and self.peek(len(form)) not in ("=", "TO"):
+                raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"SHOW {' '.join(form)} is not supported",
+                                       position=self.pos(self.loc()))
         simple = {"TABLES": "tables", "VIEWS": "views", "INDEXES": "indexes", "INDEX": "indexes",
                   "KEYS": "indexes", "OBJECTS": "objects", "SOURCES": "sources", "SINKS": "sinks",
                   "CLUSTERS": "clusters", "SCHEMAS": "schemas", "DATABASES": "databases",
@@ -659,6 +666,9 @@ class _Ctx:
             elif self.peek() in ("TABLE", "VIEW", "INDEX", "SOURCE", "SINK"):
                 ck = self.peek().lower()
                 self.i += 1
+            elif self.peek().isalpha():  # Materialize's other SHOW CREATE forms (CLUSTER, SECRET, ...)
+                raise errors.error_for(errors.FEATURE_NOT_SUPPORTED, f"SHOW CREATE {self.peek()} is not supported",
+                                       position=self.pos(self.loc()))
             else:
                 raise self.error_here()
             loc = self.loc()
@@ -767,6 +777,11 @@ class _Ctx:
             raise self.error_here()
         return CreateDefaultIndex(on, cluster, ine, loc)
 
+
+#: Materialize's SHOW statements for objects mzlite does not have (refused, 0A000, rather
+#: than read as a configuration parameter or a syntax error)
+_SHOW_FORMS_NOT_HERE = (("DEFAULT", "PRIVILEGES"), ("ROLE", "MEMBERSHIP"), ("NETWORK", "POLICIES"), ("ROLES",),
+                        ("PRIVILEGES",), ("SUBSOURCES",))
 
 _KINDS = {
     "SelectStmt": "select", "InsertStmt": "insert", "UpdateStmt": "update", "DeleteStmt": "delete",

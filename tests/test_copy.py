@@ -301,3 +301,22 @@ def test_create_table_as_and_insert_select():
         assert con.execute("SELECT c FROM w").description[0][1] == "text"
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("header, message", [
+    ("b,a", 'column name mismatch in header line field 1: got "b", expected "a"'),
+    ("a", "wrong number of fields in header line: got 1, expected 2"),
+])
+def test_header_match_mismatch_in_postgres_words(header, message):
+    """HEADER MATCH's refusal is PostgreSQL 15's message (seen from psql), not a Python list's
+    repr (it was "got ['b', 'a'], expected ['a', 'b']").  Sabotage seen red: the old message."""
+    con = mzlite.connect()
+    try:
+        con.execute("CREATE TABLE hm (a int, b text)")
+        with pytest.raises(mzlite.DataError) as ei:
+            with con.cursor().copy("COPY hm FROM STDIN (FORMAT csv, HEADER MATCH)") as copy:
+                copy.write(f"{header}\n1,x\n".encode())
+        assert ei.value.sqlstate == "22P04" and ei.value.message == message
+        assert con.execute("SELECT count(*) FROM hm").fetchall() == [(0,)]
+    finally:
+        con.close()

@@ -235,3 +235,16 @@ def test_real_system_parameter():
                    "-c", "SHOW enable_compute_interactive_runtime", "--format", "csv")
     assert (r.returncode, r.stderr) == (0, "")
     assert r.stdout == "enable_compute_interactive_runtime\noff\n"
+
+
+def test_restore_is_refused_not_taken_for_a_directory(run, tmp_path, monkeypatch):
+    """``mzlite restore`` (a dump replays with ``mzlite -f``) says it is not there, exit
+    status 2, instead of creating and opening a data directory named ``restore``;
+    ``./restore`` still opens one.  Sabotage seen red: ``main`` without the
+    ``_SUBCOMMANDS_NOT_HERE`` check (connect was called with the path "dump")."""
+    monkeypatch.chdir(tmp_path)
+    status, out, err, conn = run(["restore"])
+    assert status == 2 and "'mzlite restore' is not supported yet" in err and "./restore" in err
+    assert conn.seen == {} and list(tmp_path.iterdir()) == []
+    status, out, err, conn = run(["./restore", "-c", "SELECT 1"])
+    assert status == 0 and conn.seen["path"] == "./restore"

@@ -155,3 +155,20 @@ def test_driver_settings_with_no_effect_are_refused(con):
                         ("read_only", True), ("text_factory", bytes)):
         with pytest.raises(mzlite.NotSupportedError):
             setattr(con, attr, value)
+
+
+def test_an_invalid_parameter_value_names_its_parameter(con):
+    """``invalid value for parameter "name": "value"`` names the parameter being set (an
+    ALTER SYSTEM SET of compaction_window_ms was reported as statement_timeout's, and a bad
+    boolean showed a Python repr with no name).  Sabotage seen red: ``_parsed`` naming a
+    fixed parameter."""
+    for sql, name, value in (("SET statement_timeout = 'abc'", "statement_timeout", "abc"),
+                             ("ALTER SYSTEM SET compaction_window_ms = 'x'", "compaction_window_ms", "x"),
+                             ("ALTER SYSTEM SET enable_compute_interactive_runtime = 'maybe'",
+                              "enable_compute_interactive_runtime", "maybe"),
+                             ("SET transaction_isolation = 'bogus'", "transaction_isolation", "bogus")):
+        with pytest.raises(mzlite.DataError) as ei:
+            con.execute(sql)
+        assert ei.value.sqlstate == "22023" and str(ei.value) == f'invalid value for parameter "{name}": "{value}"'
+    with pytest.raises(mzlite.DataError, match='parameter "enable_compute_interactive_runtime": "maybe"'):
+        mzlite.connect(system_parameters={"enable_compute_interactive_runtime": "maybe"})

@@ -363,7 +363,7 @@ class RuntimeCore:
         p = _PendingPeek(peek, kind)
         self._peeks[peek.uuid] = p
         if h is not None and h.failed is not None:
-            self._respond(p, PeekError(peeks.INTERNAL, f"dataflow {h.name!r} failed: {h.failed}"))
+            self._respond(p, PeekError(peeks.INTERNAL, h.failed))
             return
         if h is None:
             self._await_published(p)
@@ -425,15 +425,21 @@ class RuntimeCore:
         for sid, coll in h.sources.items():
             m = getattr(coll, "failed", None)
             if m is not None:
-                return f"its input {sid} failed: {m}"
+                return m  # names the dataflow it started in (``_fail``): the cause, not the chain
         if self._failed_exports:
             for imp in h.desc.index_imports:
                 m = self._failed_exports.get(imp.id)
                 if m is not None:
-                    return f"its input {imp.id} failed: {m}"
+                    return m
         return None
 
     def _fail(self, h: _Hosted, message: str) -> None:
+        """``h`` failed with ``message``.  What its readers are told names the dataflow the
+        failure started in (``dataflow 'index i' failed: ...``, or the refusal): a failure
+        that came from an input is passed on as it is, without the ids it went through."""
+        detail = message
+        if not message.startswith("dataflow "):
+            message = f"dataflow {h.name!r} failed: {message}"
         h.failed = message
         for eid in h.desc.export_ids():
             self._failed_exports[eid] = message
@@ -442,10 +448,10 @@ class RuntimeCore:
             if coll is not None and hasattr(coll, "fail"):
                 coll.fail(message)  # readers of the materialized view see it, not a stall
         self._on_failed(h, message)
-        self._responses.append(Status(f"{self.role}: dataflow {h.name!r} failed: {message}"))
+        self._responses.append(Status(f"{self.role}: dataflow {h.name!r} failed: {detail}"))
         for p in list(self._peeks.values()):
             if p.peek.target in h.live:
-                self._respond(p, PeekError(peeks.INTERNAL, f"dataflow {h.name!r} failed: {message}"))
+                self._respond(p, PeekError(peeks.INTERNAL, message))
 
     def _on_failed(self, h: _Hosted, message: str) -> None:
         """Hook: ``h`` just failed with ``message`` (its own peeks are answered next)."""

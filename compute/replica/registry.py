@@ -337,7 +337,7 @@ class SharedArrangementRegistry:
             raise ComputeProtocolError(f"{what}: the index was dropped")
         slot = self._slot(id)
         if slot.failed is not None:
-            raise PublisherFailed(f"index {id} failed: {slot.failed}")
+            raise PublisherFailed(slot.failed)  # names the dataflow that failed (``RuntimeCore._fail``)
         return slot if slot.adopted else None
 
     def _try_import(self, id: GlobalId, as_of: int, holder: str) -> Optional[SharedImport]:
