@@ -54,16 +54,21 @@ def _run(rule, expr):
         return expr  # a plan too deep for this rule: skipping a rule is always safe
 
 
-def optimize(expr, rules=RULES, final_rules=FINAL_RULES):
+def optimize(expr, rules=RULES, final_rules=FINAL_RULES, check=None):
     """Run ``rules`` in order until nothing changes (at most ``MAX_ROUNDS`` rounds), then
-    ``final_rules`` once."""
+    ``final_rules`` once.  ``check()``, when given, is called before each rule: the caller's
+    way to stop a long optimization (it raises, e.g. on a cancelation)."""
     for _ in range(MAX_ROUNDS):
         before = expr
         for rule in rules:
+            if check is not None:
+                check()
             expr = _run(rule, expr)
         if expr is before or expr == before:
             break
     for rule in final_rules:
+        if check is not None:
+            check()
         expr = _run(rule, expr)
     return expr
 
