@@ -29,6 +29,9 @@ RULES = (
     fold_constants,
     simplify_boolean_logic,
     propagate_empty_collections,
+    # flatten nested Joins first: a FROM list binds as a left-deep tree of binary Joins, and
+    # sinking predicates through n nested levels costs O(n^2) (select5's 64-way joins)
+    fuse_map_filter_project,
     push_down_predicates,
     fuse_map_filter_project,
     canonicalize_join_equivalences,
