@@ -1,4 +1,4 @@
-"""``python -m bench [freshness|isolation|load] [--quick] [--json FILE] [--profile]``.
+"""``python -m bench [freshness|isolation|load|server|oneshot] [--quick] [--json FILE] [--profile]``.
 
 Owns: the command line.  Invariant: every workload prints a human-readable table to
 stdout (progress goes to stderr) and ``--json FILE`` writes the raw figures, samples
@@ -22,7 +22,7 @@ def _ensure_repo_on_path() -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("workload", nargs="?", default="freshness", choices=["freshness", "isolation", "load", "server"])
+    p.add_argument("workload", nargs="?", default="freshness", choices=["freshness", "isolation", "load", "server", "oneshot"])
     p.add_argument("--quick", action="store_true",
                    help="smaller data: 100,000 orders (freshness), 50,000-row join (isolation), shorter runs")
     p.add_argument("--json", metavar="FILE", help="write the raw figures (every sample) to FILE")
@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--duration", type=float, help="isolation: seconds of reads per configuration; server: "
                                                    "seconds per phase")
     p.add_argument("--join-rows", type=int, help="isolation: orders in the heavy join")
+    p.add_argument("--select5", metavar="PATH", help="oneshot: a copy of SQLite's select5.test to time")
     p.add_argument("--interval-ms", type=float, default=20.0, help="isolation: read interval (open loop)")
     return p
 
@@ -71,6 +72,8 @@ def main(argv=None) -> int:
         from bench.freshness import run
     elif args.workload == "load":
         from bench.load import run
+    elif args.workload == "oneshot":
+        from bench.oneshot import run  # one-shot queries against DuckDB, sqlite3, plain Python
     elif args.workload == "server":
         from bench.server import run  # mzlite serve against PostgreSQL 15, over the wire
     else:

@@ -4,7 +4,7 @@ Owns ``TABLE_FUNCTIONS`` (the FlatMap function id -> implementation table, toget
 the jsonb table functions of ``expr.functions.jsonb``) and ``resolve_table_function``,
 which the maintained ``compute.render.flat_map.FlatMapOp`` and ``expr.interpret`` both use.
 Invariant: an implementation takes the evaluated arguments and returns the rows (tuples)
-to append to the input row, in order (``WITH ORDINALITY`` numbers them from 1); NULL
+to append to the input row, in order, as an iterable (``WITH ORDINALITY`` numbers them from 1); NULL
 arguments give no rows, and bad arguments raise ``EvalError``.  Deliberately not here:
 name resolution and typing (``sql``), and applying the rows to a collection.
 """
@@ -30,9 +30,10 @@ def generate_series(*args):
     if step == 0:
         raise EvalError("22023", "step size cannot equal zero")
     if all(isinstance(a, int) for a in (start, stop, step)):
+        # lazy one-tuples, made in C as they are consumed (a caller may take them in pieces)
         if step > 0:
-            return [(v,) for v in range(start, stop + 1, step)]
-        return [(v,) for v in range(start, stop - 1, step)]
+            return zip(range(start, stop + 1, step))
+        return zip(range(start, stop - 1, step))
     out = []
     v = start
     while (v <= stop) if step > 0 else (v >= stop):

@@ -399,6 +399,11 @@ class CopyIn:
     def _check(self) -> None:
         if self.done:
             raise E.InterfaceError("this COPY has finished")
+        if self.session.cancel_requested:
+            # the COPY is the session's running statement until it is finished: an interrupt
+            # while data is pushed ends it (nothing is loaded), as it would PostgreSQL's
+            self.abort()
+            raise E.QueryCanceled("canceling statement due to user request", sqlstate=E.QUERY_CANCELED)
 
     def abort(self) -> None:
         """Discard everything pushed: nothing is loaded."""
@@ -407,6 +412,7 @@ class CopyIn:
 
     def finish(self) -> int:
         """Load every row pushed as one write (nothing when any row is bad); the row count."""
+        self._check()  # an interrupt since the last write (the statement below starts afresh)
         return self.db.run_statement(self.session, self.load)
 
     def load(self) -> int:
@@ -418,6 +424,7 @@ class CopyIn:
         text = "".join(self._chunks)
         self._chunks = []
         rows, starts = self._records(text)
+        self.db.check_canceled(self.session)
         rows += self._rows
         self._rows = []
         return self._load(rows, starts)

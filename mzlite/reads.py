@@ -67,7 +67,7 @@ def select(db, session, plan, stmt, params) -> Result:
     system = [gid for gid in plan.depends_on if gid.is_system()]
     if system:
         db.introspection.refresh(system)
-    rows, _ = db.reader.read(session, db.reader.optimized(plan), plan.finishing, as_of=as_of,
+    rows, _ = db.reader.read(session, db.reader.optimized(plan, session), plan.finishing, as_of=as_of,
                              at_least=plan.as_of_at_least, release_lock=not session.undo)
     limit = db.system["max_result_size"]
     if limit < DEFAULT_MAX_RESULT_SIZE:
@@ -123,11 +123,13 @@ class Reader:
         #: catalog id -> whether its definition calls ``mz_now()`` (ids are never reused)
         self._temporal: dict = {}
 
-    def optimized(self, plan):
-        """``optimize(plan.expr)``, computed once per plan object."""
+    def optimized(self, plan, session=None):
+        """``optimize(plan.expr)``, computed once per plan object; an interrupt of
+        ``session`` stops the optimization between its rules (57014)."""
         entry = self._optimized.get(id(plan))
         if entry is None or entry[0] is not plan:
-            entry = (plan, optimize(plan.expr))
+            check = None if session is None else (lambda: self.db.check_canceled(session))
+            entry = (plan, optimize(plan.expr, check=check))
             if len(self._optimized) > 256:
                 self._optimized.clear()
             self._optimized[id(plan)] = entry

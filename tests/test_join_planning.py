@@ -139,3 +139,35 @@ def test_chain_join_answers(connect):
     for t in range(N - 1):
         a = b[t][a]
     assert con.execute(sql).fetchall() == [("row 0.3", f"row {N - 1}.{a}")]
+
+
+def test_predicates_sink_into_a_flat_join(monkeypatch):
+    """A FROM list binds as nested binary Joins; the optimizer flattens them before pushing
+    predicates down, so a 40-way join's predicates are sunk through one multiway Join per
+    round rather than through 40 nested levels (O(n^2) work: select5's 64-way joins spent
+    most of their planning there).  Sabotage: ``fuse_map_filter_project`` removed from before
+    ``push_down_predicates`` in ``RULES`` -> 40+ ``_sink_join`` calls (seen red)."""
+    from planner import plan_statement
+    from planner.catalog import Catalog, CatalogItem, ColumnDef
+    from planner.optimize import MAX_ROUNDS, optimize
+    from planner.optimize import predicates
+    from repr.ids import user
+    from sql.parse import parse_statements
+    n = 40
+    cat = Catalog()
+    for t in range(n):
+        cat.add(CatalogItem(user(t + 1), f"t{t}", "table",
+                            (ColumnDef(f"a{t}", "int4"), ColumnDef(f"b{t}", "int4"))))
+    sql = ("SELECT a0 FROM " + ", ".join(f"t{t}" for t in range(n)) + " WHERE "
+           + " AND ".join(f"b{t} = a{t + 1}" for t in range(n - 1)))
+    (s,) = parse_statements(sql)
+    expr = plan_statement(s, cat, ()).expr
+    calls = []
+    real = predicates._sink_join
+
+    def counting(join, preds):
+        calls.append(len(join.inputs))
+        return real(join, preds)
+    monkeypatch.setattr(predicates, "_sink_join", counting)
+    optimize(expr)
+    assert len(calls) <= MAX_ROUNDS and all(k == n for k in calls), calls

@@ -3,7 +3,9 @@
 Owns ``FlatMapOp`` (linear: emits from ``push``): each input row ``r`` with diff ``d``
 becomes ``r + extra`` with diff ``d`` for every row ``extra`` the function produces.
 Invariant: a data error (NULL-free bad arguments such as a zero step) becomes an error
-row with the input row's diff.  Deliberately not here: the table functions themselves
+row with the input row's diff.  Bounded work: a push emits at most ``OUTPUT_LIMIT`` pairs
+and the rest of its output is produced by the flushes of the same time (``flush_pending``),
+so one input row with a huge series never makes one long call.  Deliberately not here: the table functions themselves
 (``expr.table_functions``) and set-returning functions in the select list (the planner
 lowers those to FlatMap).
 
@@ -16,6 +18,8 @@ is still emitted as rows.
 from __future__ import annotations
 
 import ast
+from collections import deque
+from itertools import islice
 import re
 from typing import Optional, Sequence
 
@@ -28,10 +32,17 @@ from repr.errors import EvalError
 
 __all__ = ["FlatMapOp"]
 
+#: the most pairs one push or flush emits (a 5-million-row series is 600 bounded calls,
+#: each a few milliseconds, between which the runtime may stop for a cancelation)
+OUTPUT_LIMIT = 8192
+
 _ROW_COLUMN = re.compile(r"row\[(\d+)\]")
 
 
 class FlatMapOp(Operator):
+    #: a push emits at most ``OUTPUT_LIMIT`` pairs; flushes emit the rest
+    needs_flush = True
+
     def __init__(self, func: str, exprs: Sequence[ScalarExpr], input_arity: Optional[int] = None):
         f = resolve_table_function(func)
         if f is None:
@@ -42,6 +53,9 @@ class FlatMapOp(Operator):
         self.args = row_evaluator(exprs)
         #: ``(reduce, key cols, [(agg, source)])`` when fused into a reduce (``fuse_reduce``)
         self._into = None
+        #: the pushed chunks whose output is not all emitted yet (``_expand`` generators)
+        self._pending: deque = deque()
+        self._errs: list = []
 
     def fuse_reduce(self, reduce_op, project: Optional[Sequence[int]] = None) -> bool:
         """Feed ``reduce_op`` (the only consumer, through the pure projection ``project`` of
@@ -116,24 +130,54 @@ class FlatMapOp(Operator):
         return True
 
     def push(self, port: int, chunk: list, time: int):
+        self._pending.append(self._expand(chunk))
+        return self._drain()
+
+    def flush(self, time: int, budget=None):
+        """The rest of the pushed rows' output, ``OUTPUT_LIMIT`` pairs at a time."""
+        return self._drain()
+
+    def flush_pending(self) -> bool:
+        return bool(self._pending)
+
+    def _drain(self):
+        out: list = []
+        pending = self._pending
+        lim = OUTPUT_LIMIT
+        while pending and len(out) < lim:
+            piece = next(pending[0], None)
+            if piece is None:
+                pending.popleft()
+            elif out:
+                out.extend(piece)
+            else:
+                out = piece
+        errs, self._errs = self._errs, []
+        return (out or EMPTY), (errs or EMPTY)
+
+    def _expand(self, chunk):
+        """The output of ``chunk`` as lists of at most ``OUTPUT_LIMIT`` pairs (errors to
+        ``_errs``), produced as the lists are asked for."""
         f = self.func
         args = self.args
-        out = []
-        errs = []
         into = self._into
+        lim = OUTPUT_LIMIT
         for row, d in chunk:
-            if into is not None:
-                try:
-                    vals = args(row)
-                except EvalError as e:
-                    errs.append(((e.sqlstate, e.message), d))
-                    continue
-                if None in vals or self._fused_push(row, d, vals):
-                    continue
             try:
-                extra = f(*args(row))
+                vals = args(row)
+                if into is not None and (None in vals or self._fused_push(row, d, vals)):
+                    continue
+                extra = f(*vals)
             except EvalError as e:
-                errs.append(((e.sqlstate, e.message), d))
+                self._errs.append(((e.sqlstate, e.message), d))
                 continue
-            out.extend([(row + x, d) for x in extra])
-        return out, (errs or EMPTY)
+            if extra.__class__ is list and len(extra) <= lim:
+                if extra:
+                    yield [(row + x, d) for x in extra]
+                continue
+            it = iter(extra)
+            while True:
+                piece = [(row + x, d) for x in islice(it, lim)]
+                if not piece:
+                    break
+                yield piece

@@ -10,7 +10,10 @@ predicates order it: ``compute.render.join_order``), builds only the arrangement
 up, loads the other inputs into them and streams the smallest input through.  Invariant:
 the result is the join of the inputs' full snapshots at ``as_of``, the same rows
 ``JoinOp``'s delta paths sum to from empty state.  The flush works in pieces of about its
-budget of rows (``flush_pending``), so a large join stays fuel-bounded and cancellable.
+budget of rows (``flush_pending``), and the smallest input is streamed in pieces whose
+output stays near ``_PIECE_OUTPUT`` pairs (halved after a piece that produced more, doubled
+after one that produced less than half), so a large join, even a cross product, stays
+fuel-bounded and cancellable.
 
 Deliberately not here: joins that see more than one time or read imported arrangements
 (``compute.render.join.JoinOp``), and choosing when to use this (the render,
@@ -26,6 +29,9 @@ from compute.render.operator import EMPTY
 from expr.scalar import ScalarExpr
 
 __all__ = ["OneShotJoinOp"]
+
+#: about how many output pairs one piece of the driver should produce
+_PIECE_OUTPUT = 8192
 
 
 class OneShotJoinOp(JoinOp):
@@ -43,6 +49,8 @@ class OneShotJoinOp(JoinOp):
         self._todo: Optional[list] = None
         self._driver: Optional[int] = None
         self._reduce_spec = None
+        #: driver rows per piece of the flush (adapted to the pieces' output)
+        self._piece = 16
 
     def fuse_reduce(self, reduce_op) -> bool:
         """As ``JoinOp.fuse_reduce``; the fused loop is generated when the path is planned
@@ -103,7 +111,19 @@ class OneShotJoinOp(JoinOp):
         while todo and (budget is None or work < budget or not work):
             port, chunk = todo.pop()
             if port is None:
-                out.extend(self._delta(self._driver, chunk, errs))
+                # the driver in pieces whose output stays near ``_PIECE_OUTPUT`` pairs: a
+                # cross product (or a high fan-out) never makes one long call
+                piece = self._piece
+                if len(chunk) > piece:
+                    todo.append((None, chunk[piece:]))
+                    chunk = chunk[:piece]
+                new = self._delta(self._driver, chunk, errs)
+                if len(new) > _PIECE_OUTPUT:
+                    self._piece = max(1, piece // 2)
+                elif len(new) < _PIECE_OUTPUT // 2 and len(chunk) == piece:
+                    self._piece = piece * 2
+                out.extend(new)
+                work += len(new)
             else:
                 self._apply(port, chunk, errs, skip_reused=False)
             work += len(chunk)

@@ -29,6 +29,9 @@ RULES = (
     fold_constants,
     simplify_boolean_logic,
     propagate_empty_collections,
+    # flatten nested Joins first: a FROM list binds as a left-deep tree of binary Joins, and
+    # sinking predicates through n nested levels costs O(n^2) (select5's 64-way joins)
+    fuse_map_filter_project,
     push_down_predicates,
     fuse_map_filter_project,
     canonicalize_join_equivalences,
@@ -54,16 +57,21 @@ def _run(rule, expr):
         return expr  # a plan too deep for this rule: skipping a rule is always safe
 
 
-def optimize(expr, rules=RULES, final_rules=FINAL_RULES):
+def optimize(expr, rules=RULES, final_rules=FINAL_RULES, check=None):
     """Run ``rules`` in order until nothing changes (at most ``MAX_ROUNDS`` rounds), then
-    ``final_rules`` once."""
+    ``final_rules`` once.  ``check()``, when given, is called before each rule: the caller's
+    way to stop a long optimization (it raises, e.g. on a cancelation)."""
     for _ in range(MAX_ROUNDS):
         before = expr
         for rule in rules:
+            if check is not None:
+                check()
             expr = _run(rule, expr)
         if expr is before or expr == before:
             break
     for rule in final_rules:
+        if check is not None:
+            check()
         expr = _run(rule, expr)
     return expr
 
