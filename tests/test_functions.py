@@ -341,7 +341,7 @@ RESOLUTION_ERRORS = [
     (resolve_function, ("round", ("float8", "int4")), "42883", None),
     (resolve_function, ("coalesce", ("int4", "text")), "42804", "COALESCE types integer and text cannot be matched"),
     (resolve_function, ("substr", ("text", "int8")), "42883", None),
-    (resolve_cast, ("int8", "bool", "explicit"), "42846", "cannot cast type bigint to boolean"),
+    (resolve_cast, ("int2", "bool", "explicit"), "42846", "cannot cast type smallint to boolean"),
     (resolve_cast, ("text", "int4", "assignment"), "42846", None),
     (resolve_cast, ("int8", "int4", "implicit"), "42846", None),
     (resolve_aggregate, ("sum", ("text",)), "42883", None),
