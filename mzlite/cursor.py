@@ -126,7 +126,8 @@ class Cursor:
 
     def _convert_values(self) -> None:
         """Convert the columns whose engine values are not what the Python API returns
-        (interval -> timedelta, jsonb -> dict/list/..., arrays -> list; docs/API.md), in
+        (interval -> timedelta, jsonb -> dict/list/..., arrays and lists -> list, maps -> dict;
+        docs/API.md), in
         one pass over the rows and only when such a column exists."""
         r = self._result
         if r is None or r.columns is None or r.stream is not None or not r.rows:
@@ -137,7 +138,7 @@ class Cursor:
                 convs[i] = _to_timedelta
             elif (t == "jsonb" or t.endswith("[]")) and self.documents_as_python:
                 convs[i] = python_value
-            elif t.endswith(" list") and self.documents_as_python:  # Materialize lists -> list
+            elif (t.endswith(" list") or t.startswith("map[")) and self.documents_as_python:  # lists -> list, maps -> dict
                 convs[i] = python_value
         if not convs:
             return

@@ -110,7 +110,8 @@ class Subscription:
         #: dict/list/..., arrays -> list), as ``cursor`` returns them; ``Connection.subscribe``
         #: sets it, the SQL paths (``SUBSCRIBE``/``FETCH`` through a cursor) keep engine values
         self.python_values = False
-        self._has_engine_values = any(t in ("interval", "jsonb") or t.endswith("[]") for _, t in columns)
+        self._has_engine_values = any(t in ("interval", "jsonb") or t.endswith("[]") or t.endswith(" list")
+                                       or t.startswith("map[") for _, t in columns)
         #: dependency id -> (kind word, name), for the error when one is dropped
         self._depends_on = depends_on
         self.max_buffered = DEFAULT_MAX_BUFFERED if max_buffered is None else max_buffered

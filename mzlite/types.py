@@ -208,8 +208,8 @@ def _document_bad_type(v):
 def python_value(value):
     """The Python value returned for an engine ``Jsonb`` (dict/list/str/int/float/bool/None;
     numbers with a fraction or exponent part become float) or ``Array`` (a list, its
-    elements converted the same way; a multi-dimensional array is a list of lists); other
-    values unchanged."""
+    elements converted the same way; a multi-dimensional array is a list of lists), ``List``
+    (a list) or ``Map`` (a dict in key order); other values unchanged."""
     from repr.arrays import Array
     from repr.jsonb import Jsonb, to_python
     if isinstance(value, Jsonb):
@@ -219,6 +219,9 @@ def python_value(value):
     from repr.lists import List  # Materialize lists (repr.lists): a list, layers nested
     if isinstance(value, List):
         return [None if x is None else python_value(x) for x in value]
+    from repr.maps import Map  # Materialize maps (repr.maps): a dict, nested maps nested
+    if isinstance(value, Map):
+        return {k: None if v is None else python_value(v) for k, v in value}
     return value
 
 

@@ -32,6 +32,7 @@ from repr.dates_infinity import DateInfinity
 from repr.errors import EvalError
 from repr.jsonb import Jsonb, jsonb_out
 from repr.lists import List, list_out
+from repr.maps import Map, map_out
 from repr.numeric import NUM_RE, SPECIAL_WORDS, WHITESPACE, numeric_out
 from repr.timestamp import MAX as MZ_TIMESTAMP_MAX
 
@@ -317,6 +318,10 @@ def _list_text(lst) -> str:
     return list_out(lst, to_text)
 
 
+def _map_text(m) -> str:
+    return map_out(m, to_text)
+
+
 #: Python type -> output function, for the value types other than the plain ones ``to_text``
 #: tests first (str, bool, int, float, Decimal, tuple)
 TEXT_OUT: dict[type, object] = {
@@ -331,6 +336,7 @@ TEXT_OUT: dict[type, object] = {
     Array: _array_text,
     MdArray: _array_text,
     List: _list_text,
+    Map: _map_text,
 }
 
 

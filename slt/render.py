@@ -16,7 +16,9 @@ Rules (SQLite's runner and Materialize's, reconciled):
   I: int -> decimal; bool -> 1/0; float and numeric -> truncated toward zero (SQLite's
      sqlite3_column_int); text -> its leading integer prefix, else 0 (sqlite3_column_int).
   R: "%.3f" of the number in standard mode; cockroach mode prints floats in shortest
-     form without exponent (Rust's `{}`) and numerics as they are.
+     form without exponent (Rust's `{}`) and numerics as they are; an integer value prints
+     as an integer in both (Materialize's runner formats it with `{:.3}`, which Rust
+     ignores for integers).
   B: true/false.   O: decimal.
 
 Deliberately not here: parsing expected output (parser.py), running queries (runner.py).
@@ -118,7 +120,9 @@ def _int(v):
 
 def _real_std(v):
     c = v.__class__
-    if c is float or c is int:
+    if c is int:  # Materialize's runner: Rust's {:.3} ignores the precision of an integer
+        return str(v)
+    if c is float:
         return "%.3f" % v
     if c is bool:
         return "1.000" if v else "0.000"
@@ -139,8 +143,6 @@ def _real_cockroach(v):
     c = v.__class__
     if c is float:
         return rust_float(v)
-    if c is int:
-        return "%.3f" % v
     if isinstance(v, Decimal):
         return _decimal_plain(v)
     return _real_std(v)

@@ -151,12 +151,13 @@ def _parse_piece(source: str, toks) -> Statement:
 
 # ---- jsonb's ``?`` operator versus the ``?`` placeholder
 _OPERAND_END = frozenset({"IDENT", "UIDENT", "SCONST", "USCONST", "ICONST", "FCONST", "BCONST", "XCONST",
-                          "ASCII_41", "ASCII_93"})
+                          "ASCII_41", "ASCII_93", "NULL_P", "TRUE_P", "FALSE_P"})
 
 
 def jsonb_question_mark(rel, i: int) -> bool:
     """Whether the ``?`` token ``rel[i]`` is jsonb's key-exists operator rather than a
-    placeholder: it follows an operand (a name, a constant, ``)`` or ``]``), or a
+    placeholder: it follows an operand (a name, a constant, ``NULL``/``TRUE``/``FALSE``, ``)``
+    or ``]``), or a
     non-reserved keyword used as a column name (``value ? 'k'``) with a string constant next."""
     if i == 0:
         return False
@@ -371,6 +372,9 @@ class _Ctx:
         if any(self.word(j) == "LIST" for j in range(len(self.toks))):  # Materialize lists (sql.syntax_lists)
             from sql.syntax_lists import rewrite_lists
             rewrite_lists(self)
+        if any(self.word(j) == "MAP" for j in range(len(self.toks))):  # map[text=>int] (sql.syntax_maps)
+            from sql.syntax_maps import rewrite_maps
+            rewrite_maps(self)
         if any(self.word(j) == "MUTUALLY" for j in range(len(self.toks))):
             self.wmr.update(rewrite_mutually_recursive(self))
         if any(self.word(j) in ("[", "LEFT", "RIGHT") for j in range(len(self.toks))):

@@ -168,6 +168,14 @@ def rewrite_lists(ctx) -> None:
             if close is not None:
                 edits.append((ctx.toks[k + 2].start, ctx.toks[k + 2].start, "ARRAY("))
                 edits.append((ctx.toks[close].start, ctx.toks[close].start, ")"))
+    apply_edits(ctx, edits)
+
+
+def apply_edits(ctx, edits: list) -> None:
+    """Apply ``edits`` (``(lo, hi, replacement)`` spans of ``ctx.ptext``, none shorter than
+    what it replaces, none overlapping) to ``ctx``: the new text, ``ctx.inserts`` composed with
+    the insertions, the tokens rescanned; nothing when ``edits`` is empty.  Shared with
+    ``sql.syntax_maps``."""
     if not edits:
         return
     edits.sort(key=lambda e: e[0])

@@ -4,7 +4,7 @@ Owns the one encoding of engine values on disk (``encode_updates`` / ``decode_up
 a batch of ``(row, diff)`` pairs, ``encode_value`` / ``decode_value`` for one value): msgpack
 for what it carries natively (None, bool, 64-bit ints, floats, str, bytes) and one
 numbered ext type per engine value type (Decimal, dates, times, timestamps, intervals,
-infinities, uuid, jsonb, arrays, lists, big integers).  Invariants: ``decode(encode(v)) ==
+infinities, uuid, jsonb, arrays, lists, maps, big integers).  Invariants: ``decode(encode(v)) ==
 v`` with the same Python type for every engine value; decoding never runs code (msgpack
 builds plain values, each ext type is rebuilt by a constructor of ours from plain values);
 an unknown ext code or malformed bytes raise ``CodecError``.  ``CODEC_VERSION`` names this
@@ -26,6 +26,7 @@ from repr.dates import Interval
 from repr.dates_infinity import DateInfinity
 from repr.jsonb import JObject, Jsonb
 from repr.lists import List
+from repr.maps import Map
 
 #: the version of this encoding (bump it with any change to the ext codes or their payloads)
 CODEC_VERSION = 1
@@ -36,6 +37,9 @@ _EPOCH = _dt.datetime(1970, 1, 1)
 # ext codes: never reuse or renumber one (it is the on-disk format)
 _DECIMAL, _DATE, _TIME, _TIMESTAMP, _TIMESTAMPTZ, _INTERVAL, _INFINITY, _UUID = 1, 2, 3, 4, 5, 6, 7, 8
 _JSONB, _JOBJECT, _ARRAY, _MDARRAY, _LIST, _BIGINT, _TUPLE = 9, 10, 11, 12, 13, 14, 15
+#: added without a version bump: no store of an earlier build holds one, and an earlier build
+#: reading a store that does raises CodecError("unknown ext type 16")
+_MAP = 16
 
 
 class CodecError(Exception):
@@ -76,6 +80,8 @@ def _default(v):
         return msgpack.ExtType(_ARRAY, _pack(list(v)))
     if t is List:
         return msgpack.ExtType(_LIST, _pack(list(v)))
+    if t is Map:
+        return msgpack.ExtType(_MAP, _pack([list(p) for p in v]))
     if t is int:
         return msgpack.ExtType(_BIGINT, str(v).encode())
     if t is tuple:
@@ -123,6 +129,8 @@ def _ext(code: int, data: bytes):
             return Array(_unpack_list(data))
         if code == _LIST:
             return List(_unpack_list(data))
+        if code == _MAP:
+            return Map(tuple(p) for p in _unpack_list(data))
         if code == _BIGINT:
             return int(data.decode())
         if code == _TUPLE:

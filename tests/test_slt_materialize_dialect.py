@@ -27,6 +27,18 @@ def test_query_without_separator_does_not_swallow_the_next_record():
     assert not recs[0].has_results and recs[0].sql == "SELECT 1"
 
 
+def test_query_error_regex_is_not_replaced_by_lines_after_a_separator():
+    """``query error <regex>`` followed by ``----`` lines: Materialize's runner sends those
+    lines as SQL behind a ``--`` comment, so the header's regex is what the error must match;
+    with no header regex the lines are the expected message (sqllogictest-rs).  Sabotage:
+    let the lines replace the header regex again and the first assertion fails."""
+    text = ("query error operator does not exist\nSELECT 1 @> 2\n----\nfalse\n\n"
+            "query error\nSELECT 1/0\n----\ndivision by zero\n")
+    a, b = parse_text(text, "x.slt")
+    assert a.error_regex == "operator does not exist" and a.sql == "SELECT 1 @> 2"
+    assert b.error_regex == "division\\ by\\ zero"
+
+
 def test_query_with_no_type_letters(tmp_path):
     """Sabotage: refuse empty type letters in ``_parse_query`` and this file cannot parse."""
     p = tmp_path / "t.slt"

@@ -38,8 +38,12 @@ def test_integer_column_follows_sqlite():
 
 
 def test_real_column():
+    """An integer in an R column prints as an integer (Materialize's runner: Rust's {:.3}
+    ignores an integer's precision; its cast.slt expects ``1`` for ``1.4::int``).  Sabotage:
+    format ints with "%.3f" again and the first assertion fails."""
     assert r("RRRR", [(1, 2.0 / 3, Decimal("2.5"), -0.0005)]) == \
-        [["1.000", "0.667", "2.500", "-0.001"]]
+        [["1", "0.667", "2.500", "-0.001"]]
+    assert r("R", [(7,)], mode="cockroach") == [["7"]]
     assert r("RR", [(0.1, 1e20)], mode="cockroach") == [["0.1", "100000000000000000000"]]
     assert r("R", [(3.0,)], mode="cockroach") == [["3"]]
 

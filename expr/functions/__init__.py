@@ -23,7 +23,7 @@ Deliberately not here: NULL propagation and laziness (``expr.compile``: ``and``,
 from __future__ import annotations
 
 from expr.functions import (arrays, boolean, bytea, char, datetime, floats, generic, integer, jsonb, lists,
-                            numeric, text, uuid)
+                            maps, numeric, text, uuid)
 from expr.functions.common import FuncImpl
 
 __all__ = ["FAMILIES", "FUNCTIONS", "TABLE_FUNCTIONS", "VOLATILE", "Registry", "assemble"]
@@ -31,7 +31,7 @@ __all__ = ["FAMILIES", "FUNCTIONS", "TABLE_FUNCTIONS", "VOLATILE", "Registry", "
 #: family name -> its module (``sql.functions`` has a module of each name)
 FAMILIES = {"generic": generic, "boolean": boolean, "integer": integer, "numeric": numeric, "floats": floats,
             "text": text, "char": char, "bytea": bytea, "uuid": uuid, "datetime": datetime, "jsonb": jsonb,
-            "arrays": arrays, "lists": lists}
+            "arrays": arrays, "lists": lists, "maps": maps}
 
 
 class Registry(dict):

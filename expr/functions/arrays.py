@@ -5,7 +5,9 @@ syntax: the casts synthesized per element type (``RESOLVERS``: ``cast_text_to_in
 ``cast_int4[]_to_text``, ``cast_int4[]_to_int8[]``, keeping the shape), constructors
 (``array_create``; one more dimension from sub-arrays: ``array_create_md``), subscripts and
 slices over any number of dimensions, ``array_ndims``/``array_dims``,
-``array_length``/``array_position``/``array_to_string``/``||``/``@>``/..., and the ANY/ALL
+``array_length``/``array_position``/``array_to_string``/``||``/``@>``/..., ``array_fill``
+(any shape of up to 6 dimensions and ``MAX_FILL`` elements; lower bounds other than 1 are
+refused, as every array here has them), and the ANY/ALL
 comparisons (``DERIVED``: they call the comparison's func id through the registry).
 Invariant: raises only ``EvalError``; element comparisons use the values' own total order.
 Deliberately not here: the value class and its text form (``repr.arrays``), ``array_agg``
@@ -136,6 +138,33 @@ def array_create_md(*subs):
     return make_array([e for x in subs for e in x], (len(subs),) + sub)
 
 
+#: the most elements ``array_fill`` builds (an ``int8`` array of them is 128 MiB)
+MAX_FILL = 134217728 // 8
+
+
+def array_fill(value, dims, lower=None, *, has_lower=False):
+    """PostgreSQL's ``array_fill``: ``value`` in every cell of an array of shape ``dims``."""
+    if dims is None or (has_lower and lower is None):
+        raise EvalError("22004", "dimension array or low bound array must not be null")
+    dims = list(dims)
+    if any(d is None for d in dims) or (has_lower and any(b is None for b in lower)):
+        raise EvalError("22004", "dimension values must not be null")
+    if has_lower and len(lower) != len(dims):
+        raise EvalError("2202E", "wrong number of array subscripts")
+    if len(dims) > 6:
+        raise EvalError("54000", f"number of array dimensions ({len(dims)}) exceeds the maximum allowed (6)")
+    n = 1
+    for d in dims:
+        n = n * d if d >= 0 else -1
+        if n < 0 or n > MAX_FILL:
+            raise EvalError("54000", "array size exceeds the maximum allowed (134217728 bytes)")
+    if not dims or n == 0:
+        return Array(())
+    if has_lower and any(b != 1 for b in lower):
+        raise EvalError("0A000", "array lower bounds other than 1 are not supported")
+    return make_array([value] * n, dims)
+
+
 def array_position(a, x, start=None):
     if a is None:
         return None
@@ -259,6 +288,7 @@ _reg("array_contained", lambda a, b: array_contains(b, a))
 _reg("array_overlap", array_overlap)
 _reg("array_remove", array_remove, strict=False)
 _reg("array_replace", array_replace, strict=False)
+_reg("array_fill", lambda v, d, *lo: array_fill(v, d, *lo, has_lower=bool(lo)), strict=False)
 
 
 def _quantified(want_all: bool):

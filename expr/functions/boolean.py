@@ -2,7 +2,8 @@
 
 Owns the func ids ``sql.functions.boolean`` names: ``and``/``or`` (lazy: ``expr.compile``
 short-circuits them; the functions are the n-ary truth tables), ``not``, ``is_true`` ...
-``is_not_false`` (never NULL), and the casts between ``boolean`` and ``text`` / ``integer``
+``is_not_false`` (never NULL), and the casts between ``boolean`` and ``text`` / ``integer`` /
+``bigint`` (to boolean)
 (``sql.types.boolean``).
 Invariant: the truth tables are SQL's (FALSE dominates AND, TRUE dominates OR, NULL
 otherwise); raises only ``EvalError``.
@@ -45,3 +46,4 @@ _add("cast_bool_to_text", bool_out, inline="('true' if {0} else 'false')")
 _add("cast_text_to_bool", parse_bool)
 _add("cast_bool_to_int4", int, inline="int({0})")
 _add("cast_int4_to_bool", lambda i: i != 0, inline="({0} != 0)")
+_add("cast_int8_to_bool", lambda i: i != 0, inline="({0} != 0)")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from sql import types as T
 from sql.functions import (aggregates, arrays, boolean, bytea, char, datetime, floats, generic, integer,
-                           jsonb, lists, numeric, text, uuid)
+                           jsonb, lists, maps, numeric, text, uuid)
 from sql.functions.common import (CMP, OPERATOR_HINT, AggResolution, Resolution, Sig, err, no_function,
                                   type_list)
 from sql.types.common import merged
@@ -38,7 +38,7 @@ __all__ = ["FAMILIES", "FUNCTIONS", "OPERATORS", "UNARY", "resolve_function", "r
 #: family name -> its module, in the order the hooks are asked (lists before arrays: an
 #: ``int4[] list`` is a list; bytea and jsonb ``||`` before arrays, arrays before text)
 FAMILIES = {"generic": generic, "boolean": boolean, "integer": integer, "numeric": numeric, "floats": floats,
-            "datetime": datetime, "char": char, "bytea": bytea, "uuid": uuid, "jsonb": jsonb, "lists": lists,
+            "datetime": datetime, "char": char, "bytea": bytea, "uuid": uuid, "maps": maps, "jsonb": jsonb, "lists": lists,
             "arrays": arrays, "text": text}
 
 

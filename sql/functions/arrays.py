@@ -3,7 +3,8 @@
 Owns the polymorphic resolution ``sql.functions`` asks this module for
 (``resolve_function``: ``array_length``/``array_lower``/``array_upper``, ``cardinality``,
 ``array_ndims``/``array_dims``, ``array_position``, ``array_remove``/``array_replace``,
-``array_to_string``, ``array_cat``/``array_append``/``array_prepend``;
+``array_to_string``, ``array_cat``/``array_append``/``array_prepend``, ``array_fill`` (an
+element of any type but an array, list, map or ``char``, as Materialize allows);
 ``resolve_operator``: ``=``/``<``/..., ``@>``/``<@``/``&&`` and ``||`` when an operand is an
 array; ``resolve_table_function``: ``unnest(anyarray)`` and the zipped ``unnest(a, b, ...)``).
 Polymorphic func ids are element-type independent (``array_length``); the argument types of
@@ -25,7 +26,7 @@ from sql.types.arrays import element_type, is_array
 FUNC_IDS = {**{f: "resolve_function" for f in (
     "array_length", "array_lower", "array_upper", "array_cardinality", "array_ndims", "array_dims",
     "array_position", "array_remove", "array_replace", "array_to_string", "array_cat", "array_append",
-    "array_prepend")},
+    "array_prepend", "array_fill")},
     **{f: "resolve_operator" for f in ("array_contains", "array_contained", "array_overlap")},
     "array_create": "ARRAY[x, ...] (planner.bind_document)", "array_create_md": "ARRAY[array, ...]",
     "array_index": "a[i]", "array_slice": "a[i:j]", "array_any": "x op ANY(a)", "array_all": "x op ALL(a)"}
@@ -70,6 +71,8 @@ def resolve_function(name: str, args: tuple):
         if len(args) not in (2, 3) or not _array_arg(args[0]):
             raise no_function(name, args)
         return Resolution("array_to_string", (args[0],) + ("text",) * (len(args) - 1), "text")
+    if name == "array_fill":
+        return _array_fill(args)
     if name in ("array_cat", "array_append", "array_prepend"):
         if len(args) != 2:
             raise no_function(name, args)
@@ -82,6 +85,21 @@ def resolve_function(name: str, args: tuple):
             raise no_function(name, args)
         return r
     return None
+
+
+def _array_fill(args: tuple) -> Resolution:
+    """``array_fill(value, dims int[] [, lower_bounds int[]])``: an array of ``value``'s type."""
+    from sql.types import category
+    if len(args) not in (2, 3) or not all(can_cast(a, "int4[]", "implicit") for a in args[1:]):
+        raise no_function("array_fill", args)
+    el = args[0]
+    if el == "unknown":
+        raise err("could not determine polymorphic type because input has type unknown", "42804")
+    if is_array(el):
+        raise err("array_fill with arrays not yet supported", "0A000")
+    if category(el) in ("L", "M") or el == "bpchar":
+        raise err(f"array_fill on {display_name(el)} not yet supported", "0A000")
+    return Resolution("array_fill", (el,) + ("int4[]",) * (len(args) - 1), el + "[]")
 
 
 def _array_concat(lt: str, rt: str):

@@ -2,8 +2,8 @@
 
 Owns the set of type names mzlite knows (PostgreSQL's short names: ``bool int2 int4 int8
 numeric float4 float8 text bpchar date ... jsonb``, Materialize's ``mz_timestamp``, and
-``unknown`` for an untyped literal; plus the parametric array and list types, one per element
-type), built here from ``FAMILIES`` (one module per type family, paired with the
+``unknown`` for an untyped literal; plus the parametric array, list and map types, one per
+element or value type), built here from ``FAMILIES`` (one module per type family, paired with the
 same-named ``sql.functions`` and ``expr.functions`` modules, each exporting plain tables:
 ``TYPES`` name -> (display name, PostgreSQL typcategory, preferred in its category),
 ``SPELLINGS``, ``CASTS`` (from, to) -> least context, ``PARSERS`` type -> input function,
@@ -29,8 +29,8 @@ from typing import Optional
 
 from repr.errors import EvalError
 from sql.errors import DataError, ProgrammingError
-from sql.types import (arrays, boolean, bytea, char, datetime, floats, integer, jsonb, lists, numeric, text,
-                       uuid)
+from sql.types import (arrays, boolean, bytea, char, datetime, floats, integer, jsonb, lists, maps, numeric,
+                       text, uuid)
 from sql.types.common import merged
 
 __all__ = ["FAMILIES", "TYPES", "SPELLINGS", "CASTS", "PARSERS", "INTEGER_TYPES", "NUMERIC_TYPES",
@@ -73,6 +73,8 @@ def normalize_type_name(name: str) -> str:
     n = _MODIFIER.sub("", n)
     if n in SPELLINGS:
         return SPELLINGS[n]
+    if maps.spelled_map(n):
+        return maps.normalize(n, raw, normalize_type_name, display_name)
     if lists.is_list(n) or (arrays.is_array(n) and lists.is_list(arrays.element_type(n).strip())):
         if arrays.is_array(n):  # an array of lists does not exist
             raise ProgrammingError(f'type "{raw}" does not exist', sqlstate="42704")
@@ -85,6 +87,8 @@ def normalize_type_name(name: str) -> str:
 def display_name(type_: str) -> str:
     """The name shown to users (``cursor.description``, error messages)."""
     t = TYPES.get(type_)
+    if t is None and maps.is_map(type_):
+        return maps.display(type_, display_name)
     if t is None and lists.is_list(type_):
         return display_name(lists.element_type(type_)) + lists.SUFFIX
     if t is None and arrays.is_array(type_):
@@ -95,6 +99,8 @@ def display_name(type_: str) -> str:
 def category(type_: str) -> str:
     """PostgreSQL's typcategory: B boolean, N numeric, S string, D date/time, X unknown, ..."""
     t = TYPES.get(type_)
+    if t is None and maps.is_map(type_):
+        return maps.CATEGORY
     if t is None and lists.is_list(type_):
         return lists.CATEGORY
     if t is None and arrays.is_array(type_):
@@ -117,6 +123,8 @@ def cast_context(from_: str, to: str) -> str | None:
     c = CASTS.get((from_, to))
     if c is not None:
         return c
+    if maps.is_map(from_) or maps.is_map(to):
+        return maps.cast_context(from_, to)
     if lists.is_list(from_) or lists.is_list(to):
         return lists.cast_context(from_, to, cast_context)
     if arrays.is_array(from_) or arrays.is_array(to):
@@ -175,7 +183,7 @@ def runtime_input(type_: str) -> bool:
     """Whether a literal of ``type_`` is read by the run-time cast from text rather than by
     ``parse_literal``: the parametric types, whose input composes the element type's
     (``expr.functions.arrays``/``lists`` synthesize it)."""
-    return arrays.is_array(type_) or lists.is_list(type_)
+    return arrays.is_array(type_) or lists.is_list(type_) or maps.is_map(type_)
 
 
 # ------------------------------------------------------------------------ type modifiers

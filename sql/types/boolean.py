@@ -2,7 +2,7 @@
 
 Owns ``bool`` (displayed ``boolean``, typcategory ``B``, preferred), its spellings, its
 casts (I/O casts with ``text``; with ``integer`` explicitly, both ways, as PostgreSQL's
-pg_cast) and its input function (``repr.strconv.parse_bool``).
+pg_cast; ``bigint`` to ``boolean`` explicitly, as Materialize adds) and its input function (``repr.strconv.parse_bool``).
 Invariant: every cast here has its ``cast_<from>_to_<to>`` in ``expr.functions.boolean``.
 Deliberately not here: the functions (``sql.functions.boolean``).
 """
@@ -13,5 +13,6 @@ from sql.types.common import io_casts
 
 TYPES = {"bool": ("boolean", "B", True)}
 SPELLINGS = {"bool": "bool", "boolean": "bool"}
-CASTS = {**io_casts("bool"), ("bool", "int4"): "explicit", ("int4", "bool"): "explicit"}
+CASTS = {**io_casts("bool"), ("bool", "int4"): "explicit", ("int4", "bool"): "explicit",
+         ("int8", "bool"): "explicit"}
 PARSERS = {"bool": parse_bool}
