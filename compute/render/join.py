@@ -310,7 +310,10 @@ class JoinOp(Operator):
                 imp = None
                 for key_exprs, _handle in arranged.get(j, ()):
                     picked = self._match_key(j, key_exprs, classes, supports, prefix)
-                    if picked:
+                    # an import serves the step only when its key is the whole join key (every
+                    # class connecting j to the prefix): one keyed by part of it would make the
+                    # lookup return every row sharing that part, the rest checked afterwards
+                    if picked and len(picked) == len({ci for ci, _l, _p in conn}):
                         imp = (tuple(key_exprs), picked)
                         break
                 score = (imp is not None, len(conn), -j)
