@@ -80,6 +80,12 @@ def show_objects(db, session, plan, stmt, params) -> Result:
                for k, c in enumerate(item.columns) if keep(c.name)]
         res = _rows(("name", "nullable", "type", "comment"), out)
         return res
+    if kind == "secrets":
+        return _rows(("name", "comment"), [(bare(i.name), cat.comment(i.id)) for i in cat.items("secret")
+                                           if keep(i.name)])
+    if kind == "connections":
+        return _rows(("name", "type", "comment"), [(bare(i.name), i.connection[0], cat.comment(i.id))
+                                                   for i in cat.items("connection") if keep(i.name)])
     if kind == "sources":
         from mzlite.sources import source_rows
         return _rows(("name", "type", "cluster", "comment"),
