@@ -86,6 +86,10 @@ def show_objects(db, session, plan, stmt, params) -> Result:
     if kind == "connections":
         return _rows(("name", "type", "comment"), [(bare(i.name), i.connection[0], cat.comment(i.id))
                                                    for i in cat.items("connection") if keep(i.name)])
+    if kind == "subsources":  # of one source (``on``), or of every source
+        return _rows(("name", "type"), [(bare(i.name), i.source.type) for i in cat.items("source")
+                                        if i.source is not None and i.source.type != "load-generator"
+                                        and (plan.on is None or i.source.parent == plan.on)])
     if kind == "sources":
         from mzlite.sources import source_rows
         return _rows(("name", "type", "cluster", "comment"),

@@ -370,6 +370,11 @@ class _Ctx:
             from sql.mzrewrites import rewrite  # Materialize's wider expression grammar
             rewrite(self)
         w0, w1 = self.peek(0), self.peek(1)
+        if (w1 == "SOURCE" and w0 in ("CREATE", "DROP", "ALTER")) or (w0, w1) in (("SHOW", "SUBSOURCES"),
+                                                                              ("CREATE", "SUBSOURCE")) \
+                or (w0, w1, self.peek(2)) == ("COMMENT", "ON", "SOURCE") or self._create_table_from_source():
+            from sql.mzsources import parse_source_statement
+            return parse_source_statement(self)
         if w0 == "SUBSCRIBE":
             return self.stmt("subscribe", self.subscribe())
         if w0 == "DECLARE" and self._declare_subscribe_at() is not None:
@@ -387,9 +392,6 @@ class _Ctx:
                 (w1 == "CONNECTION" and w0 in ("CREATE", "DROP", "VALIDATE")):
             from sql.mzconnections import parse_connection_statement
             return parse_connection_statement(self)
-        if w1 == "SOURCE" and w0 in ("CREATE", "DROP"):
-            from sql.mzsources import parse_source_statement
-            return parse_source_statement(self)
         if w1 == "CLUSTER" and w0 in ("CREATE", "DROP", "ALTER"):
             from sql.mzclusters import parse_cluster_statement
             return parse_cluster_statement(self)
@@ -405,6 +407,15 @@ class _Ctx:
             stmt.in_cluster, stmt.or_replace = cluster, or_replace
             return stmt
         return self.pglast_statement()
+
+    def _create_table_from_source(self) -> bool:
+        """``CREATE TABLE name FROM SOURCE ...`` (Materialize's source-fed tables)."""
+        if self.peek(0) != "CREATE" or self.peek(1) != "TABLE":
+            return False
+        j = 2
+        while self.word(j) not in ("", "(", "AS", "FROM"):
+            j += 1
+        return self.word(j) == "FROM" and self.word(j + 1) == "SOURCE"
 
     def _create(self) -> Statement:
         w1 = self.peek(1)
