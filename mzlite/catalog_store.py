@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+from mzlite.connections import secret_key
 from planner import plan_statement, plans as P
 from repr.ids import GlobalId
 from sql import errors as E
@@ -108,7 +109,9 @@ def sync(db) -> None:
             shards.append((str(item.id), "output" if item.kind == "materialized_view" else "table", coll.arity,
                            coll.since if coll.since is not None else 0, coll.upper))
     meta = {NEXT_USER_ID: db.peek_next_user_id(), ALTER_SYSTEM: dict(db.altered_system)}
-    store.sync_catalog(items, shards, meta)
+    for gid, value in db.secrets.items():  # secret values: beside the catalog, never in its text
+        meta[secret_key(gid)] = value
+    store.sync_catalog(items, shards, meta, owned_prefix="secret:")
 
 
 def persist_after(db) -> None:

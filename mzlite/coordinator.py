@@ -169,6 +169,8 @@ class Database:
                                     restored_meta=state.meta if state is not None else None)
         self.storage_holds = StorageHolds()
         self.catalog = Catalog()
+        #: secret id -> its value (``mzlite.connections``: kept beside the catalog, never in it)
+        self.secrets: dict = {}
         self.lowering = LoweringCatalog(self)
         self.lock = threading.RLock()
         self._user_ids = itertools.count(1)

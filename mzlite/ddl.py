@@ -206,6 +206,8 @@ def drop_one(db, gid: GlobalId) -> None:
         raise E.error_for("42501", f'system item "{item.name}" cannot be modified')
     if item.kind in ("index", "materialized_view"):
         db.controller.drop_collection(gid)
+    if item.kind == "secret":
+        db.secrets.pop(gid, None)
     if item.kind == "source":
         from mzlite.sources import drop_source_item
         drop_source_item(db, item)

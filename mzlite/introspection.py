@@ -1,7 +1,8 @@
 """System relations: the catalog and the replica described as relations SQL can read.
 
 Owns the definitions and contents of ``mz_catalog`` relations (``mz_tables``,
-``mz_views``, ``mz_materialized_views``, ``mz_indexes``, ``mz_sources``, ``mz_columns``) and the
+``mz_views``, ``mz_materialized_views``, ``mz_indexes``, ``mz_sources``, ``mz_secrets``,
+``mz_connections``, ``mz_columns``) and the
 ``mz_internal`` introspection relations the two-runtime design asks for:
 ``mz_dataflows (id, name, runtime)``, the live dataflows with the runtime hosting each
 (as the Multiplexer routed them),
@@ -24,6 +25,8 @@ _SYSTEM = {
     "mz_materialized_views": (("id", "text"), ("name", "text"), ("definition", "text")),
     "mz_indexes": (("id", "text"), ("name", "text"), ("on_id", "text"), ("key", "text")),
     "mz_sources": (("id", "text"), ("name", "text"), ("type", "text"), ("cluster", "text")),
+    "mz_secrets": (("id", "text"), ("name", "text")),
+    "mz_connections": (("id", "text"), ("name", "text"), ("type", "text")),
     "mz_columns": (("id", "text"), ("name", "text"), ("position", "int8"), ("nullable", "bool"),
                    ("type", "text")),
     # information_schema, with PostgreSQL 15's columns in its order (a prefix of
@@ -124,6 +127,14 @@ class Introspection:
         from mzlite.sources import source_rows
         return [(str(gid), name, typ, cluster) for gid, name, typ, cluster in source_rows(self.db)]
 
+    def _rows_mz_secrets(self):
+        from mzlite.connections import secret_rows
+        return [(str(gid), name) for gid, name in secret_rows(self.db)]
+
+    def _rows_mz_connections(self):
+        from mzlite.connections import connection_rows
+        return [(str(gid), name, typ) for gid, name, typ in connection_rows(self.db)]
+
     def _rows_mz_columns(self):
         out = []
         for i in self.db.catalog.items():
@@ -137,13 +148,13 @@ class Introspection:
         """(schema, item) for every relation SQL can name (user objects, then system ones)."""
         out = []
         for i in self.db.catalog.items():
-            if i.kind == "index":
+            if i.kind in ("index", "secret", "connection"):
                 continue
             out.append((schema_of(i), i))
         return out
 
     def _rows_information_schema_tables(self):
-        types = {"table": "BASE TABLE", "view": "VIEW", "materialized_view": "MATERIALIZED VIEW"}
+        types = {"table": "BASE TABLE", "view": "VIEW", "materialized_view": "MATERIALIZED VIEW", "source": "SOURCE"}
         out = []
         for schema, i in self._relations():
             ttype = types.get(i.kind) or ("VIEW" if schema == "information_schema" else "BASE TABLE")

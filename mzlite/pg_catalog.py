@@ -112,7 +112,8 @@ def rows(db, name: str, schema_of) -> list:
 
 def _items(db):
     """Every catalog item SQL can name: user objects and system relations (not transient ones)."""
-    return [i for i in db.catalog.items() if i.id.is_user() or i.id.is_system()]
+    return [i for i in db.catalog.items() if (i.id.is_user() or i.id.is_system())
+            and i.kind not in ("secret", "connection")]
 
 
 def _namespace(db, schema_of):

@@ -20,7 +20,7 @@ conversion (``mzlite.coordinator``); what each handler does (``reads``, ``bulk``
 """
 from __future__ import annotations
 
-from mzlite import bulk, catalog_store, copy, ddl, namespaces, show, sources, subscribe
+from mzlite import bulk, catalog_store, connections, copy, ddl, namespaces, show, sources, subscribe
 from mzlite.bulk_modify import plan_bulk_modify
 from mzlite.cursor import Result
 from mzlite.reads import select
@@ -110,6 +110,10 @@ HANDLERS = {
     P.RenamePlan: namespaces.rename,
     P.CommentPlan: namespaces.comment,
     P.CreateSourcePlan: sources.create_source,
+    P.CreateSecretPlan: connections.create_secret,
+    P.AlterSecretPlan: connections.alter_secret,
+    P.CreateConnectionPlan: connections.create_connection,
+    P.ValidateConnectionPlan: connections.validate_connection,
 }
 
 

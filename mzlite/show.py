@@ -81,6 +81,16 @@ def show_objects(db, session, plan, stmt, params) -> Result:
                for k, c in enumerate(item.columns) if keep(c.name)]
         res = _rows(("name", "nullable", "type", "comment"), out)
         return res
+    if kind == "secrets":
+        return _rows(("name", "comment"), [(bare(i.name), cat.comment(i.id)) for i in cat.items("secret")
+                                           if keep(i.name)])
+    if kind == "connections":
+        return _rows(("name", "type", "comment"), [(bare(i.name), i.connection[0], cat.comment(i.id))
+                                                   for i in cat.items("connection") if keep(i.name)])
+    if kind == "subsources":  # of one source (``on``), or of every source
+        return _rows(("name", "type"), [(bare(i.name), i.source.type) for i in cat.items("source")
+                                        if i.source is not None and i.source.type != "load-generator"
+                                        and (plan.on is None or i.source.parent == plan.on)])
     if kind == "sources":
         from mzlite.sources import source_rows
         return _rows(("name", "type", "cluster", "comment"),

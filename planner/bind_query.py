@@ -737,6 +737,9 @@ class Binder:
         item = self.catalog.resolve(parts, position=self.pos(rv.location))
         if item.kind == "index":
             raise self.error(errors.WRONG_OBJECT_TYPE, f'cannot read from index "{item.name}"', rv.location)
+        if item.kind in ("secret", "connection"):
+            raise self.error(errors.WRONG_OBJECT_TYPE, f'{item.kind_word()} "{item.name}" is not a relation',
+                             rv.location)
         if item.kind == "source" and not item.columns:
             raise self.error(errors.WRONG_OBJECT_TYPE, f'source "{item.name}" writes only its subsources and has no '
                              f'data of its own: read a subsource (SHOW SOURCES lists them)', rv.location)

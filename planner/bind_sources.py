@@ -111,6 +111,21 @@ def create_source(b, stmt, node: mz.CreateSource):
                               tables, node.if_not_exists, stmt.text, node.in_cluster)
 
 
+def refused(b, stmt, node: mz.Refused):
+    reason = f": {node.reason}" if node.reason else ""
+    raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{node.what} is not supported{reason}", 0)
+
+
+def show_subsources(b, stmt, node: mz.ShowSubsources):
+    on = None
+    if node.on is not None:
+        item = b.catalog.resolve(node.on, position=b.pos(node.location))
+        if item.kind != "source" or item.source is None or item.source.type != "load-generator":
+            raise b.error(errors.WRONG_OBJECT_TYPE, f'"{item.name}" is not a source', node.location)
+        on = item.id
+    return P.ShowObjectsPlan("subsources", on, None)
+
+
 def drop_source(b, stmt, node: mz.DropSources):
     names, ids, missing, drop_ids = [], [], [], []
     for parts in node.names:

@@ -27,7 +27,8 @@ from expr.scalar import Column, columns_referenced
 from planner import bind_namespaces as N, ddl_options, plans as P
 from planner.bind_dml import assignment_cast, bind_delete, bind_insert, bind_update, table_context
 from planner.bind_copy import bind_copy, bind_create_table_as
-from planner.bind_sources import create_source, drop_source
+from planner import bind_connections as BC
+from planner.bind_sources import create_source, drop_source, refused, show_subsources
 from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name, type_modifier
 from planner.bind_query import TOP, UNIT, Binder
 from planner.catalog import CheckConstraint, ColumnDef, UniqueKey
@@ -526,7 +527,8 @@ def _show(b: Binder, stmt, node: mz.Show):
     if node.on is not None:
         on = b.catalog.resolve(node.on, position=b.pos(node.location)).id
     if node.what not in ("tables", "views", "materialized_views", "indexes", "objects", "columns",
-                         "schemas", "databases", "clusters", "cluster_replicas", "sources"):
+                         "schemas", "databases", "clusters", "cluster_replicas", "sources", "secrets",
+                         "connections"):
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"SHOW {node.what.upper()} is not supported", 0)
     schema = getattr(node, "schema", None)
     if schema is not None:
@@ -679,5 +681,9 @@ _DISPATCH = {
     "create_schema": N.create_schema, "create_cluster": N.create_cluster,
     "drop_cluster": N.drop_cluster, "create_cluster_replica": N.create_cluster_replica,
     "drop_cluster_replica": N.drop_cluster_replica, "alter_cluster": N.alter_cluster, "rename": N.rename,
-    "comment": N.comment, "create_source": create_source, "drop_source": drop_source,
+    "comment": N.comment, "create_source": create_source, "drop_source": drop_source, "refused": refused,
+    "show_subsources": show_subsources,
+    "create_secret": BC.create_secret, "alter_secret": BC.alter_secret, "drop_secret": BC.drop_objects,
+    "create_connection": BC.create_connection, "drop_connection": BC.drop_objects,
+    "validate_connection": BC.validate_connection,
 }

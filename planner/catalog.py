@@ -25,14 +25,15 @@ from expr.scalar import ScalarExpr
 from repr.ids import GlobalId
 from sql import errors
 
-KINDS = ("table", "view", "materialized_view", "index", "system", "source")
+KINDS = ("table", "view", "materialized_view", "index", "system", "source", "secret", "connection")
 #: schemas every database has and no user writes to
 SYSTEM_SCHEMAS = ("mz_catalog", "pg_catalog", "mz_internal", "information_schema", "mz_introspection")
 DEFAULT_CLUSTER = "quickstart"
 DATABASE = "materialize"
 
 _KIND_WORDS = {"table": "table", "view": "view", "materialized_view": "materialized view",
-               "index": "index", "system": "system object", "source": "source"}
+               "index": "index", "system": "system object", "source": "source", "secret": "secret",
+               "connection": "connection"}
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ class CatalogItem:
     unique_keys: tuple[UniqueKey, ...] = ()    #: tables: PRIMARY KEY and UNIQUE constraints
     checks: tuple[CheckConstraint, ...] = ()   #: tables: CHECK constraints
     source: Optional[SourceInfo] = None        #: sources (kind ``source``): which part of one
+    #: connections: ``(type, ((NAME, value), ...))``, a secret named by its ``GlobalId``
+    connection: Optional[tuple] = None
 
     def arity(self) -> int:
         return len(self.columns)

@@ -18,7 +18,7 @@ constraint``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional
 
 from expr.finishing import RowSetFinishing
@@ -173,7 +173,46 @@ class CreateIndexPlan(DdlPlan):
 
 
 _DROP_TAGS = {"table": "DROP TABLE", "view": "DROP VIEW", "materialized_view": "DROP MATERIALIZED VIEW",
-              "index": "DROP INDEX", "source": "DROP SOURCE"}
+              "index": "DROP INDEX", "source": "DROP SOURCE", "secret": "DROP SECRET",
+              "connection": "DROP CONNECTION"}
+
+
+@dataclass(frozen=True)
+class CreateSecretPlan(DdlPlan):
+    """``value``: the secret's bytes (never in ``create_sql``, which is redacted)."""
+    name: str
+    value: bytes = field(repr=False)
+    if_not_exists: bool = False
+    create_sql: str = ""
+    tag: ClassVar[str] = "CREATE SECRET"
+
+
+@dataclass(frozen=True)
+class AlterSecretPlan(DdlPlan):
+    """``id`` None: ``ALTER SECRET IF EXISTS`` of a secret that does not exist."""
+    id: Optional[GlobalId]
+    value: bytes = field(repr=False)
+    name: str = ""
+    tag: ClassVar[str] = "ALTER SECRET"
+
+
+@dataclass(frozen=True)
+class CreateConnectionPlan(DdlPlan):
+    """``options``: ``(NAME, value)``, a ``PASSWORD`` the ``GlobalId`` of its secret."""
+    name: str
+    type: str
+    options: tuple = ()
+    depends_on: frozenset = frozenset()
+    if_not_exists: bool = False
+    create_sql: str = ""
+    validate: bool = False
+    tag: ClassVar[str] = "CREATE CONNECTION"
+
+
+@dataclass(frozen=True)
+class ValidateConnectionPlan(Plan):
+    id: GlobalId
+    tag: ClassVar[str] = "VALIDATE CONNECTION"
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,20 @@ class DropSources:
     location: int = 0
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A source statement mzlite recognises and refuses (0A000): ``what`` names it as typed."""
+    what: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ShowSubsources:
+    """``SHOW SUBSOURCES [ON source]``."""
+    on: Optional[tuple[str, ...]] = None
+    location: int = 0
+
+
 _VALUE_END = (",", ")", "")
 
 
@@ -105,9 +119,33 @@ def _name_list(ctx, aliases: bool):
         ctx.expect(",")
 
 
+def refused(ctx, what: str, reason: str = ""):
+    """A recognised statement mzlite refuses: the planner raises 0A000 naming ``what``."""
+    return ctx.stmt("refused", Refused(what, reason))
+
+
 def parse_source_statement(ctx):
-    """The statement at ``ctx`` (``sql.parse._Ctx``): ``CREATE SOURCE ...`` or ``DROP SOURCE ...``."""
+    """The statement at ``ctx`` (``sql.parse._Ctx``): ``CREATE SOURCE ...``, ``DROP SOURCE
+    ...``, ``SHOW SUBSOURCES``, or one mzlite refuses by name (``ALTER SOURCE``, ``CREATE
+    SUBSOURCE``, ``CREATE TABLE ... FROM SOURCE``, ``COMMENT ON SOURCE``)."""
     verb = ctx.peek()
+    if verb == "SHOW":
+        ctx.i = 2
+        on, loc = None, 0
+        if ctx.accept("ON"):
+            loc = ctx.loc()
+            on = ctx.name()
+        _end(ctx)
+        return ctx.stmt("show_subsources", ShowSubsources(on, loc))
+    if verb == "ALTER":
+        return refused(ctx, "ALTER SOURCE", "a source's options are fixed when it is created")
+    if verb == "COMMENT":
+        return refused(ctx, "COMMENT ON SOURCE")
+    if verb == "CREATE" and ctx.peek(1) == "SUBSOURCE":
+        return refused(ctx, "CREATE SUBSOURCE", "a source creates its subsources (FOR ALL TABLES / FOR TABLES)")
+    if verb == "CREATE" and ctx.peek(1) == "TABLE":
+        return refused(ctx, "CREATE TABLE ... FROM SOURCE", "use the subsources CREATE SOURCE ... FOR ALL TABLES "
+                       "creates")
     ctx.i = 2
     if verb == "DROP":
         if_exists = ctx.accept("IF", "EXISTS")

@@ -12,13 +12,14 @@ position mapping undoes the shift.
 Deliberately not here: any meaning (names, types, plans live in ``planner``).
 About 750 lines: the hand parsers share one token cursor (``_Ctx``), and splitting them
 from it would only add indirection; the larger Materialize forms live beside it
-(``sql.mzclusters``, ``sql.mzsources``, ``sql.mzrewrites``, ``sql.syntax_lists``, ``sql.mzsyntax``), and
+(``sql.mzclusters``, ``sql.mzsources``, ``sql.mzconnections``, ``sql.mzrewrites``, ``sql.syntax_lists``, ``sql.mzsyntax``), and
 SHOW/EXPLAIN are the next to move out if it grows again.
 
 Kinds: select, insert, update, delete, create_table, create_table_as, create_view,
 create_materialized_view, create_index, create_default_index, drop, subscribe, declare,
 fetch, close, show, explain, alter_system_set, alter_system_reset, set, reset, begin,
-commit, rollback, create_source, drop_source; anything else pglast accepts gets the snake_case of its node name.
+commit, rollback, create_source, drop_source, create_secret, alter_secret, drop_secret,
+create_connection, validate_connection, drop_connection; anything else pglast accepts gets the snake_case of its node name.
 
 Over 600 lines: the Materialize statements pglast does not know are parsed here by one
 token cursor (``_Ctx``); the larger families are in ``sql.mzsyntax``, ``sql.mzclusters`` and
@@ -381,6 +382,11 @@ class _Ctx:
             from sql.mzrewrites import rewrite  # Materialize's wider expression grammar
             rewrite(self)
         w0, w1 = self.peek(0), self.peek(1)
+        if (w1 == "SOURCE" and w0 in ("CREATE", "DROP", "ALTER")) or (w0, w1) in (("SHOW", "SUBSOURCES"),
+                                                                              ("CREATE", "SUBSOURCE")) \
+                or (w0, w1, self.peek(2)) == ("COMMENT", "ON", "SOURCE") or self._create_table_from_source():
+            from sql.mzsources import parse_source_statement
+            return parse_source_statement(self)
         if w0 == "SUBSCRIBE":
             return self.stmt("subscribe", self.subscribe())
         if w0 == "DECLARE" and self._declare_subscribe_at() is not None:
@@ -394,9 +400,10 @@ class _Ctx:
             return self.stmt("show", self.show())
         if w0 == "EXPLAIN":
             return self.stmt("explain", self.explain())
-        if w1 == "SOURCE" and w0 in ("CREATE", "DROP"):
-            from sql.mzsources import parse_source_statement
-            return parse_source_statement(self)
+        if (w1 == "SECRET" and w0 in ("CREATE", "ALTER", "DROP")) or \
+                (w1 == "CONNECTION" and w0 in ("CREATE", "DROP", "VALIDATE")):
+            from sql.mzconnections import parse_connection_statement
+            return parse_connection_statement(self)
         if w1 == "CLUSTER" and w0 in ("CREATE", "DROP", "ALTER"):
             from sql.mzclusters import parse_cluster_statement
             return parse_cluster_statement(self)
@@ -412,6 +419,15 @@ class _Ctx:
             stmt.in_cluster, stmt.or_replace = cluster, or_replace
             return stmt
         return self.pglast_statement()
+
+    def _create_table_from_source(self) -> bool:
+        """``CREATE TABLE name FROM SOURCE ...`` (Materialize's source-fed tables)."""
+        if self.peek(0) != "CREATE" or self.peek(1) != "TABLE":
+            return False
+        j = 2
+        while self.word(j) not in ("", "(", "AS", "FROM"):
+            j += 1
+        return self.word(j) == "FROM" and self.word(j + 1) == "SOURCE"
 
     def _create(self) -> Statement:
         w1 = self.peek(1)
@@ -667,7 +683,7 @@ class _Ctx:
         elif self.accept("CREATE"):
             if self.accept("MATERIALIZED", "VIEW"):
                 ck = "materialized_view"
-            elif self.peek() in ("TABLE", "VIEW", "INDEX", "SOURCE", "SINK"):
+            elif self.peek() in ("TABLE", "VIEW", "INDEX", "SOURCE", "SINK", "CONNECTION"):
                 ck = self.peek().lower()
                 self.i += 1
             elif self.peek().isalpha():  # Materialize's other SHOW CREATE forms (CLUSTER, SECRET, ...)

@@ -301,11 +301,12 @@ class DurableStore:
         a larger one is persisted."""
         self._write(lambda: self._put_meta("oracle_hwm", hwm))
 
-    def sync_catalog(self, items: list, shards: list, meta: dict) -> None:
+    def sync_catalog(self, items: list, shards: list, meta: dict, owned_prefix: Optional[str] = None) -> None:
         """The catalog as it is now, in one transaction: ``items`` ``(id number, kind, name,
         create_sql)`` replace the stored ones; ``shards`` ``(shard, kind, arity, since, upper)``
         are the collections that exist (others, and their batches, are deleted; new ones
-        recorded); ``meta`` entries are set."""
+        recorded); ``meta`` entries are set, and the entries under ``owned_prefix`` that
+        ``meta`` lacks are deleted (a dropped secret's value)."""
         def fn():
             db = self.db
             have = {r[0]: tuple(r) for r in db.execute("SELECT id, kind, name, create_sql FROM items")}
@@ -323,6 +324,9 @@ class DurableStore:
                             if s not in have_shards])
             for k, v in meta.items():
                 self._put_meta(k, v)
+            if owned_prefix is not None:
+                stale = [k for (k,) in db.execute("SELECT key FROM meta") if k.startswith(owned_prefix) and k not in meta]
+                db.executemany("DELETE FROM meta WHERE key = ?", [(k,) for k in stale])
         self._write(fn)
 
     def delete_orphan_batches(self) -> None:

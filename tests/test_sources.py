@@ -212,6 +212,11 @@ def test_show_sources_mz_sources_and_drop(clocked_con):
         ("a", "subsource"), ("ah", "load-generator"), ("ah_prog", "progress"), ("bids", "subsource"),
         ("c", "load-generator"), ("c_progress", "progress")]
     assert "LOAD GENERATOR COUNTER" in con.execute("SHOW CREATE SOURCE c").fetchall()[0][1]
+    assert con.execute("SHOW CREATE SOURCE bids").fetchall()[0][1].startswith(
+        'CREATE SUBSOURCE "materialize"."public"."bids" ("id" "pg_catalog"."int8" NOT NULL, ')
+    assert "WITH (PROGRESS = true)" in con.execute("SHOW CREATE SOURCE c_progress").fetchall()[0][1]
+    assert rows(con, "SHOW SUBSOURCES ON ah") == [("a", "subsource"), ("ah_prog", "progress"), ("bids", "subsource")]
+    assert len(rows(con, "SHOW SUBSOURCES")) == 4
     con.execute("CREATE VIEW n AS SELECT count(*) FROM bids")
     with pytest.raises(mzlite.ProgrammingError) as e:
         con.execute("DROP SOURCE ah")
@@ -249,6 +254,10 @@ def test_show_sources_mz_sources_and_drop(clocked_con):
     ("CREATE SOURCE s FROM LOAD GENERATOR COUNTER (AS OF 5, UP TO 2)", "22023", "UP TO"),
     ("CREATE SOURCE s FROM LOAD GENERATOR AUCTION FOR TABLES (nope)", "42704", "nope"),
     ("CREATE SOURCE s FROM SOMEWHERE", "42601", "syntax error"),
+    ("ALTER SOURCE s RENAME TO t", "0A000", "ALTER SOURCE"),
+    ("CREATE TABLE t FROM SOURCE s (REFERENCE bids)", "0A000", "CREATE TABLE ... FROM SOURCE"),
+    ("CREATE SUBSOURCE x (a int8)", "0A000", "CREATE SUBSOURCE"),
+    ("COMMENT ON SOURCE s IS 'x'", "0A000", "COMMENT ON SOURCE"),
 ])
 def test_what_cannot_be_honoured_is_refused_by_name(clocked_con, sql, sqlstate, words):
     with pytest.raises(mzlite.Error) as e:

@@ -66,7 +66,10 @@ def plan_path(op, i, classes, supports, arranged) -> dict:
             imp = None
             for key_exprs, _handle in arranged.get(j, ()):
                 picked = op._match_key(j, key_exprs, classes, supports, prefix)
-                if picked:
+                # an import serves the step only when its key is the whole join key (every
+                # class connecting j to the prefix): one keyed by part of it would make the
+                # lookup return every row sharing that part, the rest checked afterwards
+                if picked and len(picked) == conn_count[j]:
                     imp = (tuple(key_exprs), picked)
                     break
             score = (imp is not None, conn_count[j], -j)
