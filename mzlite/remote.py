@@ -23,6 +23,7 @@ embedded).  A ``SUBSCRIBE`` through ``cursor.execute`` streams from a session of
 """
 from __future__ import annotations
 
+from functools import lru_cache
 import re
 import threading
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
@@ -108,9 +109,15 @@ def translate_placeholders(text: str) -> tuple[str, tuple]:
     return text, inserts
 
 
+#: statement texts whose scan is remembered (a program runs the same few texts again and again:
+#: scanning one costs about as much as psycopg's own work for a point read)
+TEXT_CACHE = 512
+
+
+@lru_cache(maxsize=TEXT_CACHE)
 def _placeholders(text: str):
     """``translate_placeholders``' two results, and ``{n: 1-based position of the first $n or
-    n-th ?}`` (the placeholders the text uses)."""
+    n-th ?}`` (the placeholders the text uses; shared by every caller: read it, never change it)."""
     if "?" not in text and "$" not in text:
         return text, (), {}
     from sql.parse import _jsonb_question_mark
@@ -141,6 +148,8 @@ def _placeholders(text: str):
 
 def _check_count(used: dict, given: int) -> None:
     """The embedded engine's answers to a parameter count that does not fit the text."""
+    if given == len(used) and given in used:  # $1..$given, the common case
+        return
     n = max(used, default=0)
     if given > n:
         raise ProgrammingError(f"the statement uses {n} parameter{'s' if n != 1 else ''} but {given} "
@@ -183,6 +192,7 @@ def split_statements(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=TEXT_CACHE)
 def _statement_words(text: str) -> list[tuple[str, list[str]]]:
     """For each statement, its first keyword and its keywords (upper case)."""
     out, words = [], []
@@ -212,6 +222,21 @@ def _check_sendable(text: str) -> None:
         if first == "SUBSCRIBE" and len(_statement_words(text)) > 1:
             raise NotSupportedError("a SUBSCRIBE runs by itself on a remote connection, not among other "
                                     "statements", sqlstate="0A000")
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def prepared(sql: str) -> tuple:
+    """What ``RemoteCursor.execute`` needs of a statement text, computed once per text:
+    ``(text to send, inserts, placeholders used, SUBSCRIBE's keywords or None)``; raises (every
+    time) for what cannot be sent (``_check_sendable``)."""
+    _check_sendable(sql)
+    text, inserts, used = _placeholders(sql)
+    subscribe = None
+    if "subscribe" in sql.lower():
+        words = _statement_words(sql)
+        if len(words) == 1 and words[0][0] == "SUBSCRIBE":
+            subscribe = tuple(words[0][1])
+    return text, inserts, used, subscribe
 
 
 # ---------------------------------------------------------------------- errors
@@ -430,9 +455,9 @@ class RemoteConnection:
         return self.pgconn.info.dbname
 
     def cursor(self) -> "RemoteCursor":
-        self._check_open()
-        from mzlite.remote_cursor import RemoteCursor
-        return RemoteCursor(self)
+        if self._closed or self.pgconn.closed:
+            raise InterfaceError("connection already closed")
+        return _cursor_class()(self)
 
     def execute(self, sql: str, params: Optional[Sequence[Any]] = None) -> "RemoteCursor":
         return self.cursor().execute(sql, params)
@@ -550,6 +575,12 @@ class RemoteConnection:
         finally:
             self.close()
         return False
+
+
+@lru_cache(maxsize=1)
+def _cursor_class():
+    from mzlite.remote_cursor import RemoteCursor  # it imports this module: bound on first use
+    return RemoteCursor
 
 
 def _res_error(res, inserts) -> _errors.Error:
