@@ -75,6 +75,25 @@ def type_display(oid: int, adapters=None) -> str:
     return base + "[]" if oid == getattr(info, "array_oid", None) else base
 
 
+#: OID -> mzlite's short type name (``Connection.describe``'s), arrays as ``name[]``
+_SHORT: dict[int, str] = {JSON_OID: "json"}
+for _name, _display, _oid, _typname, _len, _cat, _arr in PG_TYPES:
+    _SHORT[_oid] = _name
+    if _arr:
+        _SHORT[_arr] = _name + "[]"
+
+
+def type_short_name(oid: int, adapters=None) -> str:
+    """mzlite's short name of a type OID (``int4``), as the embedded ``describe`` gives it."""
+    name = _SHORT.get(oid)
+    if name is not None:
+        return name
+    info = adapters.types.get(oid) if adapters is not None else None
+    if info is None:
+        return str(oid)
+    return info.name + "[]" if oid == getattr(info, "array_oid", None) else info.name
+
+
 def _typmod(display: str, fmod: int):
     """The embedded cursor's modifier (``planner.output_typmods``' shape) of a wire ``atttypmod``."""
     if fmod is None or fmod < 0:
@@ -490,17 +509,17 @@ class RemoteConnection:
                                     sqlstate="0A000")
         text, inserts = translate_placeholders(sql)
         with self._lock, _Translating(inserts):
+            from psycopg import generators, pq
             pg = self.pgconn.pgconn
-            from psycopg import pq
-            res = pg.prepare(b"", text.encode())
-            if res.status == pq.ExecStatus.FATAL_ERROR:
-                raise _res_error(res, inserts)
-            res = pg.describe_prepared(b"")
-            if res.status == pq.ExecStatus.FATAL_ERROR:
-                raise _res_error(res, inserts)
+            res = None
+            for send in (lambda: pg.send_prepare(b"", text.encode()), lambda: pg.send_describe_prepared(b"")):
+                send()  # psycopg's own way of waiting (its connection is non-blocking)
+                for res in self.pgconn.wait(generators.execute(pg)):
+                    if res.status == pq.ExecStatus.FATAL_ERROR:
+                        raise _res_error(res, inserts)
             ad = self.pgconn.adapters
-            params = [type_display(res.param_type(i), ad) for i in range(res.nparams)]
-            cols = [(res.fname(i).decode(), type_display(res.ftype(i), ad)) for i in range(res.nfields)]
+            params = tuple(type_short_name(res.param_type(i), ad) for i in range(res.nparams))
+            cols = [(res.fname(i).decode(), type_short_name(res.ftype(i), ad)) for i in range(res.nfields)]
             return params, cols
 
     @property

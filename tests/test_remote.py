@@ -175,6 +175,21 @@ def test_documents_bind_as_the_embedded_engine_binds_them(con):
 
 # ------------------------------------------------------------------ statements
 
+def test_describe_gives_what_the_embedded_describe_gives(con, t):
+    """Parse/Describe over the wire, without running the statement.  Sabotage: libpq's blocking
+    ``PQprepare`` on psycopg's non-blocking connection hung (the per-test timeout, red)."""
+    embedded = mzlite.connect()
+    embedded.execute(f"CREATE TABLE {t} (a int NOT NULL, b text)")
+    for sql in (f"SELECT a, b FROM {t} WHERE a = ?", f"INSERT INTO {t} VALUES ($1, $2)"):
+        assert con.describe(sql) == embedded.describe(sql), sql
+    with pytest.raises(mzlite.ProgrammingError) as e:
+        con.describe(f"SELECT nosuch FROM {t} WHERE a = ?")
+    assert (e.value.sqlstate, e.value.position) == ("42703", 8)
+    assert con.execute(f"SELECT count(*) FROM {t}").fetchone() == (3,)
+    embedded.close()
+
+
+
 def test_several_statements_return_the_last_result(con, t):
     cur = con.execute(f"INSERT INTO {t} VALUES (4, 'w'); SELECT count(*) FROM {t}")
     assert cur.fetchall() == [(4,)] and cur.statusmessage == "SELECT 1"
