@@ -23,6 +23,7 @@ embedded).  A ``SUBSCRIBE`` through ``cursor.execute`` streams from a session of
 """
 from __future__ import annotations
 
+from functools import lru_cache
 import re
 import threading
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
@@ -74,6 +75,25 @@ def type_display(oid: int, adapters=None) -> str:
     return base + "[]" if oid == getattr(info, "array_oid", None) else base
 
 
+#: OID -> mzlite's short type name (``Connection.describe``'s), arrays as ``name[]``
+_SHORT: dict[int, str] = {JSON_OID: "json"}
+for _name, _display, _oid, _typname, _len, _cat, _arr in PG_TYPES:
+    _SHORT[_oid] = _name
+    if _arr:
+        _SHORT[_arr] = _name + "[]"
+
+
+def type_short_name(oid: int, adapters=None) -> str:
+    """mzlite's short name of a type OID (``int4``), as the embedded ``describe`` gives it."""
+    name = _SHORT.get(oid)
+    if name is not None:
+        return name
+    info = adapters.types.get(oid) if adapters is not None else None
+    if info is None:
+        return str(oid)
+    return info.name + "[]" if oid == getattr(info, "array_oid", None) else info.name
+
+
 def typmod(display: str, fmod: int):
     """The embedded cursor's modifier (``planner.output_typmods``' shape) of a wire ``atttypmod``."""
     if fmod is None or fmod < 0:
@@ -108,9 +128,15 @@ def translate_placeholders(text: str) -> tuple[str, tuple]:
     return text, inserts
 
 
+#: statement texts whose scan is remembered (a program runs the same few texts again and again:
+#: scanning one costs about as much as psycopg's own work for a point read)
+TEXT_CACHE = 512
+
+
+@lru_cache(maxsize=TEXT_CACHE)
 def placeholders(text: str):
     """``translate_placeholders``' two results, and ``{n: 1-based position of the first $n or
-    n-th ?}`` (the placeholders the text uses)."""
+    n-th ?}`` (the placeholders the text uses; shared by every caller: read it, never change it)."""
     if "?" not in text and "$" not in text:
         return text, (), {}
     from sql.parse import jsonb_question_mark
@@ -141,6 +167,8 @@ def placeholders(text: str):
 
 def check_count(used: dict, given: int) -> None:
     """The embedded engine's answers to a parameter count that does not fit the text."""
+    if given == len(used) and given in used:  # $1..$given, the common case
+        return
     n = max(used, default=0)
     if given > n:
         raise ProgrammingError(f"the statement uses {n} parameter{'s' if n != 1 else ''} but {given} "
@@ -183,6 +211,7 @@ def split_statements(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=TEXT_CACHE)
 def statement_words(text: str) -> list[tuple[str, list[str]]]:
     """For each statement, its first keyword and its keywords (upper case)."""
     out, words = [], []
@@ -212,6 +241,21 @@ def check_sendable(text: str) -> None:
         if first == "SUBSCRIBE" and len(statement_words(text)) > 1:
             raise NotSupportedError("a SUBSCRIBE runs by itself on a remote connection, not among other "
                                     "statements", sqlstate="0A000")
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def prepared(sql: str) -> tuple:
+    """What ``RemoteCursor.execute`` needs of a statement text, computed once per text:
+    ``(text to send, inserts, placeholders used, SUBSCRIBE's keywords or None)``; raises (every
+    time) for what cannot be sent (``check_sendable``)."""
+    check_sendable(sql)
+    text, inserts, used = placeholders(sql)
+    subscribe = None
+    if "subscribe" in sql.lower():
+        words = statement_words(sql)
+        if len(words) == 1 and words[0][0] == "SUBSCRIBE":
+            subscribe = tuple(words[0][1])
+    return text, inserts, used, subscribe
 
 
 # ---------------------------------------------------------------------- errors
@@ -432,9 +476,9 @@ class RemoteConnection:
         return self.pgconn.info.dbname
 
     def cursor(self) -> "RemoteCursor":
-        self._check_open()
-        from mzlite.remote_cursor import RemoteCursor
-        return RemoteCursor(self)
+        if self._closed or self.pgconn.closed:
+            raise InterfaceError("connection already closed")
+        return _cursor_class()(self)
 
     def execute(self, sql: str, params: Optional[Sequence[Any]] = None) -> "RemoteCursor":
         return self.cursor().execute(sql, params)
@@ -467,17 +511,17 @@ class RemoteConnection:
                                     sqlstate="0A000")
         text, inserts = translate_placeholders(sql)
         with self.statement_lock, Translating(inserts):
+            from psycopg import generators, pq
             pg = self.pgconn.pgconn
-            from psycopg import pq
-            res = pg.prepare(b"", text.encode())
-            if res.status == pq.ExecStatus.FATAL_ERROR:
-                raise _res_error(res, inserts)
-            res = pg.describe_prepared(b"")
-            if res.status == pq.ExecStatus.FATAL_ERROR:
-                raise _res_error(res, inserts)
+            res = None
+            for send in (lambda: pg.send_prepare(b"", text.encode()), lambda: pg.send_describe_prepared(b"")):
+                send()  # psycopg's own way of waiting (its connection is non-blocking)
+                for res in self.pgconn.wait(generators.execute(pg)):
+                    if res.status == pq.ExecStatus.FATAL_ERROR:
+                        raise _res_error(res, inserts)
             ad = self.pgconn.adapters
-            params = [type_display(res.param_type(i), ad) for i in range(res.nparams)]
-            cols = [(res.fname(i).decode(), type_display(res.ftype(i), ad)) for i in range(res.nfields)]
+            params = tuple(type_short_name(res.param_type(i), ad) for i in range(res.nparams))
+            cols = [(res.fname(i).decode(), type_short_name(res.ftype(i), ad)) for i in range(res.nfields)]
             return params, cols
 
     @property
@@ -552,6 +596,12 @@ class RemoteConnection:
         finally:
             self.close()
         return False
+
+
+@lru_cache(maxsize=1)
+def _cursor_class():
+    from mzlite.remote_cursor import RemoteCursor  # it imports this module: bound on first use
+    return RemoteCursor
 
 
 def _res_error(res, inserts) -> _errors.Error:

@@ -18,16 +18,21 @@ from __future__ import annotations
 import threading
 from typing import Any, Iterable, Optional, Sequence
 
+import psycopg
+
 from mzlite.cursor import Column, checked_parameter_sets
 from mzlite.remote import (RemoteConnection, check_count, check_sendable, parameters, placeholders,
-                           statement_words, Translating, typmod, split_statements, translate_placeholders,
-                           type_display)
+                           statement_words, Translating, typmod, prepared, split_statements, translate_error,
+                           translate_placeholders, type_display)
 from mzlite.connection import FixedSetting
 from mzlite.types import check_parameters, column_sizes
 from sql import errors as _errors
 from sql.errors import InterfaceError, NotSupportedError, ProgrammingError
 
 __all__ = ["RemoteCursor", "RemoteCopy"]
+
+#: ``_status``/``_rowcount``: read them from the psycopg cursor of the last statement
+_FROM_CURSOR = object()
 
 
 class RemoteCursor:
@@ -62,9 +67,8 @@ class RemoteCursor:
         self._status, self._rowcount, self._description = None, -1, None
 
     def _done(self, cur) -> None:
-        self._cur = cur
-        self._status = cur.statusmessage
-        self._rowcount = cur.rowcount
+        self._cur = cur  # statusmessage and rowcount are read from it when asked for
+        self._status = self._rowcount = _FROM_CURSOR
         self._description = None
 
     def execute(self, sql: str, params: Optional[Sequence[Any]] = None) -> "RemoteCursor":
@@ -74,22 +78,21 @@ class RemoteCursor:
             params = None if params is None else check_parameters(params)
             if not isinstance(sql, str):
                 raise ProgrammingError(f"the statement must be a string, not {type(sql).__name__}")
-            self._reset()
-            check_sendable(sql)
-            text, inserts, used = placeholders(sql)
+            if self._cur is not None or self._stream is not None:
+                self._reset()
+            text, inserts, used, subscribe = prepared(sql)
             if params is not None:
                 check_count(used, len(params))
             con = self.connection
-            words = statement_words(sql) if "subscribe" in sql.lower() else ()
-            if len(words) == 1 and words[0][0] == "SUBSCRIBE":
+            if subscribe is not None:
                 if params:
                     raise NotSupportedError("SUBSCRIBE takes no parameters on a remote connection",
                                             sqlstate="0A000")
                 from mzlite.remote_subscribe import RemoteStream
-                self._stream = RemoteStream(con, sql.strip().rstrip(";"), bounded="UP" in words[0][1])
+                self._stream = RemoteStream(con, sql.strip().rstrip(";"), bounded="UP" in subscribe)
                 self._status = "SUBSCRIBE"
                 return self
-            with con.statement_lock, Translating(inserts):
+            with con.statement_lock:
                 cur = con.pgconn.cursor()
                 if not self.intervals_as_timedelta:
                     from psycopg.types.string import TextLoader
@@ -98,8 +101,10 @@ class RemoteCursor:
                     cur.execute(text, parameters(params) if params else None, prepare=False)
                     while cur.nextset():  # several statements: the last one's result, as embedded
                         pass
-                except BaseException:
+                except BaseException as e:
                     cur.close()
+                    if isinstance(e, psycopg.Error):
+                        raise translate_error(e, inserts) from None
                     raise
             self._done(cur)
             return self
@@ -191,11 +196,11 @@ class RemoteCursor:
 
     @property
     def rowcount(self) -> int:
-        return self._rowcount
+        return self._cur.rowcount if self._rowcount is _FROM_CURSOR else self._rowcount
 
     @property
     def statusmessage(self) -> Optional[str]:
-        return self._status
+        return self._cur.statusmessage if self._status is _FROM_CURSOR else self._status
 
     def _rows_cursor(self):
         self._check_open()
@@ -212,8 +217,10 @@ class RemoteCursor:
             if cur is None:
                 got = self._stream.fetch(1)
                 return got[0] if got else None
-            with Translating():
+            try:
                 return cur.fetchone()
+            except psycopg.Error as e:
+                raise translate_error(e) from None
 
     def fetchmany(self, size: Optional[int] = None) -> list:
         with self._lock:
@@ -223,8 +230,10 @@ class RemoteCursor:
                 raise ProgrammingError(f"fetchmany size must not be negative, got {n}")
             if cur is None:
                 return self._stream.fetch(n) if n else []
-            with Translating():
+            try:
                 return cur.fetchmany(n) if n else []
+            except psycopg.Error as e:
+                raise translate_error(e) from None
 
     def fetchall(self) -> list:
         """All remaining rows.  SUBSCRIBE: only when UP TO bounds it (waits for the end)."""
@@ -240,8 +249,10 @@ class RemoteCursor:
                     if not got:
                         return out
                     out.extend(got)
-            with Translating():
+            try:
                 return cur.fetchall()
+            except psycopg.Error as e:
+                raise translate_error(e) from None
 
     def __iter__(self):
         return self

@@ -119,3 +119,20 @@ def test_profiler_sees_other_threads():
     text = prof.text()
     assert "phase phase1, caller thread" in text
     assert "busy_work" in text   # seen on the other thread
+
+
+def test_remote_bench_ways_agree():
+    """``python -m bench remote`` times the same answers every way: the embedded engine, the
+    remote connection and psycopg directly (here against an in-process mzlite serve)."""
+    from bench import remote
+    from tests.support.wire import running_server
+    with running_server() as srv:
+        ways, opened = remote._ways(f"postgresql://materialize@127.0.0.1:{srv.port}/materialize", None)
+        try:
+            assert set(ways) == {"embedded", "remote -> mzlite serve", "psycopg -> mzlite serve"}
+            for name, (point, scan) in ways.items():
+                assert point(5) == [("value 5",)], name
+                assert sorted(scan()) == [(i, f"value {i}") for i in range(remote.ROWS)], name
+        finally:
+            for c in opened:
+                c.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -16,6 +17,8 @@ import pytest
 import mzlite
 from repl import dump
 from tests.support.wire import running_server
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCHEMA = [
     "CREATE TABLE t (a int NOT NULL, b text, n numeric(5,2), i interval, j jsonb, arr int[], d date, "
@@ -108,12 +111,12 @@ def test_round_trip_from_a_server_and_through_the_shell(tmp_path):
         src.close()
         f = tmp_path / "dump.sql"
         r = subprocess.run([sys.executable, "-m", "repl.main", "dump", url, "--data", "-o", str(f)],
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=120, cwd=ROOT)
         assert (r.returncode, r.stderr) == (0, "")
         copy_script = _dump_text(url, "--data=copy")
     r = subprocess.run([sys.executable, "-m", "repl.main", "-f", str(f), "-v", "ON_ERROR_STOP=1",
                         "-c", "SELECT count(*) FROM t", "-c", "SELECT n, s FROM mv"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 0 and r.stderr == ""
     assert " 1200\n(1 row)" in r.stdout and "1199 | 720599" in r.stdout.replace("  ", " ")
     with running_server() as other:  # replayed into another server, read the same way as the first

@@ -175,6 +175,21 @@ def test_documents_bind_as_the_embedded_engine_binds_them(con):
 
 # ------------------------------------------------------------------ statements
 
+def test_describe_gives_what_the_embedded_describe_gives(con, t):
+    """Parse/Describe over the wire, without running the statement.  Sabotage: libpq's blocking
+    ``PQprepare`` on psycopg's non-blocking connection hung (the per-test timeout, red)."""
+    embedded = mzlite.connect()
+    embedded.execute(f"CREATE TABLE {t} (a int NOT NULL, b text)")
+    for sql in (f"SELECT a, b FROM {t} WHERE a = ?", f"INSERT INTO {t} VALUES ($1, $2)"):
+        assert con.describe(sql) == embedded.describe(sql), sql
+    with pytest.raises(mzlite.ProgrammingError) as e:
+        con.describe(f"SELECT nosuch FROM {t} WHERE a = ?")
+    assert (e.value.sqlstate, e.value.position) == ("42703", 8)
+    assert con.execute(f"SELECT count(*) FROM {t}").fetchone() == (3,)
+    embedded.close()
+
+
+
 def test_several_statements_return_the_last_result(con, t):
     cur = con.execute(f"INSERT INTO {t} VALUES (4, 'w'); SELECT count(*) FROM {t}")
     assert cur.fetchall() == [(4,)] and cur.statusmessage == "SELECT 1"
@@ -249,6 +264,57 @@ def test_interrupt_cancels_a_waiting_read(con, t):
     assert len(errors) == 1 and isinstance(errors[0], mzlite.QueryCanceled)
     assert "user request" in str(errors[0])
     assert con.execute(f"SELECT count(*) FROM {t}").fetchone() == (3,)
+
+
+def test_close_from_another_thread_cancels_the_running_statement(url):
+    """As embedded: the statement ends with an error (never hangs) and the connection is closed.
+    (The cancel is what makes it prompt; without it the close still ends the statement, after
+    waiting up to 10 s for it, so no sabotage of the cancel turns this test red.)"""
+    con = mzlite.connect(url)
+    con.execute("CREATE TABLE IF NOT EXISTS closing (x int)")
+    con.execute("SET statement_timeout = '120s'")
+    errors = []
+
+    def read():
+        try:
+            con.execute("SELECT * FROM closing AS OF 18446744073709551000")
+        except mzlite.Error as e:
+            errors.append(e)
+
+    from psycopg.pq import TransactionStatus
+    th = threading.Thread(target=read)
+    th.start()
+    while th.is_alive() and con.pgconn.info.transaction_status != TransactionStatus.ACTIVE:
+        th.join(0.01)
+    while th.is_alive() and not con.closed:  # a cancel before the statement starts cancels nothing
+        con.close()
+    th.join(JOIN)
+    assert not th.is_alive() and len(errors) == 1 and con.closed
+    with pytest.raises(mzlite.InterfaceError):
+        con.execute("SELECT 1")
+
+
+def test_description_sizes_from_type_modifiers(postgres_spec):
+    """A server that sends type modifiers (PostgreSQL) gives the embedded cursor's sizes.
+    Sabotage: ignoring the wire's atttypmod gave None for every precision, scale and display size."""
+    if postgres_spec is None:
+        pytest.skip("PostgreSQL is not installed")
+    host, port = postgres_spec.split(":")[:2]
+    pg = mzlite.connect(f"host={host} port={port} user=postgres dbname=postgres")
+    embedded = mzlite.connect()
+    name = f"sizes_{next(_names)}_{id(pg)}"
+    ddl = f"CREATE TABLE {name} (n numeric(5,2), v varchar(3), c char(4), ts timestamp(3), i int)"
+    try:
+        for c in (pg, embedded):
+            c.execute(ddl)
+        # the sizes (the type codes differ where mzlite's types do: varchar is text in mzlite)
+        want = [(c[0],) + tuple(c[2:6]) for c in embedded.execute(f"SELECT * FROM {name}").description]
+        assert want[0][3:5] == (5, 2) and want[1][1] == 3
+        assert [(c[0],) + tuple(c[2:6]) for c in pg.execute(f"SELECT * FROM {name}").description] == want
+    finally:
+        pg.execute(f"DROP TABLE IF EXISTS {name}")
+        pg.close()
+        embedded.close()
 
 
 # ------------------------------------------------------------------ subscribe

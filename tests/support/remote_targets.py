@@ -43,7 +43,6 @@ DIFFERENCES = {
     ("test_api_types", "test_subscribe_rows_hold_the_same_python_values_as_cursor_rows", "postgres"):
         "PostgreSQL has no SUBSCRIBE",
 }
-DIFFERENCES = {k: v for k, v in DIFFERENCES.items() if v}
 
 
 def known_difference(request, target: str):
