@@ -221,6 +221,9 @@ class Session:
         self.cancel_requested = False
         #: SUBSCRIBE cursors and the like, by name (a later issue)
         self.portals: dict = {}
+        #: named prepared statements (``mzlite.prepared``): SQL's PREPARE and the wire
+        #: protocol's named Parse share them, as in PostgreSQL
+        self.prepared: dict = {}
         #: True while a caller that drives COPY's data runs a statement (``Cursor.copy``, the
         #: shell's ``\copy``, the wire protocol): COPY FROM STDIN / TO STDOUT hand it the data
         self.copy_driver = False
