@@ -227,6 +227,8 @@ class Session:
         #: True while a caller that drives COPY's data runs a statement (``Cursor.copy``, the
         #: shell's ``\copy``, the wire protocol): COPY FROM STDIN / TO STDOUT hand it the data
         self.copy_driver = False
+        #: the copy driver speaks COPY's binary format (the wire protocol: ``server.copy_binary``)
+        self.copy_binary = False
 
     def in_transaction(self) -> bool:
         return self.txn is not None and self.txn.explicit

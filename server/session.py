@@ -31,7 +31,7 @@ import threading
 from typing import Optional
 
 from mzlite.prepared import PreparedStatement
-from server import messages as M
+from server import copy_binary, messages as M
 from server import pgtypes
 from sql.errors import Error, error_for
 
@@ -252,6 +252,7 @@ class WireSession:
             scram_exchange(self, self.user, self.server.credentials)
         self.send(M.AuthenticationRequest(0))
         self.con = self.server.open_session()
+        self.con.session.copy_binary = True  # COPY's binary format: server.copy_binary
         notices = self._apply_startup_parameters(params)
         for name in REPORTED:
             value = self._reported_value(name)
@@ -479,14 +480,21 @@ class WireSession:
         cur.documents_as_python = False
         copy = cur.copy(sql)
         eng = copy.engine
-        ncols = len(eng.fmt.columns)
+        fmt = eng.fmt
+        ncols = len(fmt.columns)
+        f = 1 if fmt.binary else 0
         if isinstance(eng, CopyIn):
-            self.send(M.CopyResponse(b"G", 0, (0,) * ncols))
+            parser = copy_binary.BinaryCopyIn(fmt.types) if fmt.binary else None
+            self.send(M.CopyResponse(b"G", f, (f,) * ncols))
             self.flush()
-            self.copy_in(copy)
+            self.copy_in(copy, parser)
+            return
+        if fmt.binary:
+            encode = copy_binary.row_encoder(fmt.types)  # before CopyOutResponse: a type may refuse
+            self.send(M.CopyResponse(b"H", 1, (1,) * ncols))
+            self.copy_out_binary(eng, encode)
             return
         self.send(M.CopyResponse(b"H", 0, (0,) * ncols))
-        fmt = eng.fmt
         if fmt.header:
             self.io.write(M.CopyData(fmt.header_line().encode()).encode())
         for row in eng.rows:  # one row per CopyData, as PostgreSQL sends them (psycopg's rows() needs it)
@@ -494,20 +502,45 @@ class WireSession:
         self.send(M.CopyDone())
         self.send(M.CommandComplete(f"COPY {eng.rowcount}"))
 
-    def copy_in(self, copy) -> None:
+    def copy_out_binary(self, eng, encode) -> None:
+        """COPY TO STDOUT (FORMAT BINARY): the header with the first row, one row per CopyData
+        (as PostgreSQL sends them), the trailer in the last."""
+        try:
+            pending = copy_binary.HEADER
+            for row in eng.rows:
+                self.io.write(M.CopyData(pending + encode(row)).encode())
+                pending = b""
+        except (struct.error, OverflowError) as e:
+            raise error_for("22003", f"value out of range for its column's type: {e}") from None
+        self.io.write(M.CopyData(pending + copy_binary.TRAILER).encode())
+        self.send(M.CopyDone())
+        self.send(M.CommandComplete(f"COPY {eng.rowcount}"))
+
+    def copy_in(self, copy, binary=None) -> None:
         """COPY FROM STDIN: CopyData until CopyDone (load) or CopyFail (nothing loaded);
-        Flush and Sync are ignored meanwhile, as PostgreSQL ignores them."""
+        Flush and Sync are ignored meanwhile, as PostgreSQL ignores them.  ``binary``: the
+        parser of the binary format, whose rows go in with ``write_row``."""
         while True:
             tag, payload = M.read_message(self.io, self.server.max_message_bytes)
             msg = M.decode_message(tag, payload)
             if isinstance(msg, M.CopyData):
                 try:
-                    copy.write(msg.data)
+                    if binary is None:
+                        copy.write(msg.data)
+                    else:
+                        for row in binary.feed(msg.data):
+                            copy.write_row(row)
                 except Error:
                     copy.engine.abort()
                     self._drain_copy()
                     raise
             elif isinstance(msg, M.CopyDone):
+                if binary is not None:
+                    try:
+                        binary.finish()
+                    except Error:
+                        copy.engine.abort()
+                        raise
                 n = copy.finish()
                 self.send(M.CommandComplete(f"COPY {n}"))
                 return
