@@ -15,8 +15,11 @@ bad row anywhere fails it, naming the line and column (``context``), and nothing
 Text format: ``\\N`` (the NULL string) compared before de-escaping, backslash escapes, ``\\.``
 ends the data.  CSV: a field is NULL when it is unquoted and equals the NULL string (the
 empty string by default) unless FORCE_NOT_NULL names its column; FORCE_NULL makes a quoted
-match NULL too; quoted fields may span lines.  Deliberately not here: the binary format
-(refused, 0A000), COPY ... PROGRAM (refused by the planner), encodings other than UTF-8.
+match NULL too; quoted fields may span lines.  The binary format is accepted only from a
+driver that speaks it (``Session.copy_binary``: the wire protocol, which encodes and decodes
+it with its own codecs and pushes rows with ``write_row``); elsewhere it is refused (0A000).
+Deliberately not here: the binary format's bytes (``server.copy_binary``), COPY ... PROGRAM
+(refused by the planner), encodings other than UTF-8.
 
 Over 600 lines (barely): the COPY formats' parsers and formatters and the objects that drive
 them share the format state; the per-type text parsers are in ``repr``.
@@ -44,7 +47,7 @@ def _opt_error(msg: str, sqlstate: str = E.SYNTAX_ERROR) -> E.Error:
 class CopyFormat:
     """COPY's options for ``columns`` (``(name, type)`` pairs), direction ``is_from``."""
 
-    def __init__(self, options: Iterable[tuple], columns, is_from: bool):
+    def __init__(self, options: Iterable[tuple], columns, is_from: bool, binary_driver: bool = False):
         seen = {}
         for name, value in options:
             if name not in _OPTIONS:
@@ -55,11 +58,19 @@ class CopyFormat:
         fmt = str(seen.get("format", "text")).lower()
         if fmt not in ("text", "csv", "binary"):
             raise _opt_error(f'COPY format "{fmt}" not recognized', E.INVALID_PARAMETER_VALUE)
-        if fmt == "binary":
-            raise E.error_for(E.FEATURE_NOT_SUPPORTED, "COPY's binary format is not supported; use text or csv")
+        self.binary = fmt == "binary"
+        if self.binary:
+            for opt in ("delimiter", "null", "header"):  # PostgreSQL 15's SQLSTATEs
+                if opt in seen:
+                    raise _opt_error(f"cannot specify {opt.upper()} in BINARY mode",
+                                     E.FEATURE_NOT_SUPPORTED if opt == "header" else E.SYNTAX_ERROR)
+            if not binary_driver:  # its codecs are the wire protocol's (server.pgtypes)
+                raise E.error_for(E.FEATURE_NOT_SUPPORTED, "COPY's binary format is supported over the wire "
+                                  "protocol only (mzlite serve, COPY ... FROM STDIN / TO STDOUT); use text or csv")
         self.csv = fmt == "csv"
         names = [c for c, _t in columns]
         self.columns = names
+        self.types = [t for _c, t in columns]
         delim = seen.get("delimiter", "," if self.csv else "\t")
         if not isinstance(delim, str) or len(delim) != 1 or len(delim.encode()) != 1:
             raise _opt_error("COPY delimiter must be a single one-byte character", E.FEATURE_NOT_SUPPORTED)
@@ -612,7 +623,8 @@ def copy(db, session, plan, stmt, params) -> Result:
     """The sequencer's handler of a ``CopyPlan``: a file is read or written here; STDIN and
     STDOUT hand a ``CopyIn`` / ``CopyOut`` to the caller in ``Result.copy`` (only where the
     caller drives one: ``Cursor.copy``, the shell, the wire protocol: ``session.copy_driver``)."""
-    fmt = CopyFormat(plan.options, plan.columns, plan.is_from)
+    fmt = CopyFormat(plan.options, plan.columns, plan.is_from,
+                     binary_driver=plan.target is None and getattr(session, "copy_binary", False))
     if plan.target is None and not getattr(session, "copy_driver", False):
         where = "STDIN" if plan.is_from else "STDOUT"
         raise E.ProgrammingError(f"COPY {'FROM' if plan.is_from else 'TO'} {where} needs a caller that sends or "

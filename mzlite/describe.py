@@ -36,6 +36,9 @@ def describe(db, session, stmts, declared: Sequence[Optional[str]] = ()):
     types, plan = db.guard(session, lambda: describe_statement(stmt, db.catalog, declared), stmt)
     if isinstance(plan, P.SelectPlan):
         return types, [(n, t) for n, t in plan.columns]
+    if isinstance(plan, P.ExecutePlan):
+        from mzlite.prepared import describe_execute
+        return types, db.guard(session, lambda: describe_execute(session, plan), stmt)
     if isinstance(plan, P.InsertPlan) or isinstance(plan, (P.UpdatePlan, P.DeletePlan)):
         cols = getattr(plan, "returning_columns", ()) or ()
         return types, [(n, t) for n, t in cols]

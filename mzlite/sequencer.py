@@ -20,7 +20,7 @@ conversion (``mzlite.coordinator``); what each handler does (``reads``, ``bulk``
 """
 from __future__ import annotations
 
-from mzlite import bulk, catalog_store, connections, copy, ddl, namespaces, show, sources, subscribe
+from mzlite import bulk, catalog_store, connections, copy, ddl, namespaces, prepared, show, sources, subscribe
 from mzlite.bulk_modify import plan_bulk_modify
 from mzlite.cursor import Result
 from mzlite.reads import select
@@ -100,6 +100,9 @@ HANDLERS = {
     P.FetchPlan: subscribe.fetch,
     P.ClosePlan: subscribe.close_cursor,
     P.CopyPlan: copy.copy,
+    P.PreparePlan: prepared.prepare,
+    P.ExecutePlan: prepared.execute,
+    P.DeallocatePlan: prepared.deallocate,
     P.CreateTableAsPlan: ddl.create_table_as,
     P.CreateSchemaPlan: namespaces.create_schema,
     P.DropSchemaPlan: namespaces.drop_schema,

@@ -234,9 +234,14 @@ class Session:
         self.cancel_requested = False
         #: SUBSCRIBE cursors and the like, by name (a later issue)
         self.portals: dict = {}
+        #: named prepared statements (``mzlite.prepared``): SQL's PREPARE and the wire
+        #: protocol's named Parse share them, as in PostgreSQL
+        self.prepared: dict = {}
         #: True while a caller that drives COPY's data runs a statement (``Cursor.copy``, the
         #: shell's ``\copy``, the wire protocol): COPY FROM STDIN / TO STDOUT hand it the data
         self.copy_driver = False
+        #: the copy driver speaks COPY's binary format (the wire protocol: ``server.copy_binary``)
+        self.copy_binary = False
 
     def in_transaction(self) -> bool:
         return self.txn is not None and self.txn.explicit

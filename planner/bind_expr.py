@@ -189,7 +189,8 @@ def has_sublink(node) -> bool:
 
 
 def python_literal(value) -> Literal:
-    """A bound parameter: type inferred from the Python value."""
+    """A bound parameter: type inferred from the Python value (a ``Literal`` is a typed
+    parameter, EXECUTE's: it binds as itself)."""
     if value is None:
         return Literal(None, "unknown")
     if isinstance(value, bool):
@@ -206,6 +207,8 @@ def python_literal(value) -> Literal:
         return Literal(value, "numeric")
     if isinstance(value, str):
         return Literal(value, "unknown")
+    if isinstance(value, Literal):
+        return value
     dt = _datetime_parameter(value)
     if dt is not None:
         return dt

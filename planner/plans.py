@@ -353,6 +353,29 @@ class ClosePlan(Plan):
 
 
 @dataclass(frozen=True)
+class PreparePlan(Plan):
+    """``PREPARE name [(types)] AS stmt``: ``sql`` is the inner statement's text, blank-padded
+    to its offset in the PREPARE; ``declared`` the given parameter types."""
+    name: str
+    sql: str
+    declared: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExecutePlan(Plan):
+    """``EXECUTE name [(args)]``: ``bind_arguments(name, types)`` binds the ``nargs`` arguments
+    as literals of the prepared statement's parameter types."""
+    name: str
+    nargs: int
+    bind_arguments: Any
+
+
+@dataclass(frozen=True)
+class DeallocatePlan(Plan):
+    name: Optional[str]  #: None: DEALLOCATE ALL
+
+
+@dataclass(frozen=True)
 class CopyPlan(Plan):
     """``COPY``: into ``table_id``'s ``column_indexes`` (``is_from``) or out of ``expr`` (a
     table's columns, or a query's rows after ``finishing``).  ``columns``: the ``(name, type)``

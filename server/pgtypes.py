@@ -268,8 +268,62 @@ def _json_param(s: str):
     return v if isinstance(v, dict) else s
 
 
+def _array_param(elem: str, b: bytes) -> str:
+    """A binary array (``array_send``'s layout: ndim, has-null flag, element OID, a (length,
+    lower bound) pair per dimension, then each element as length and bytes) as its text
+    literal, an untyped string the column's array input reads (lower bounds other than 1
+    are refused, as mzlite's arrays have none)."""
+    from repr.arrays import make_array
+    ndim, _flags, _oid = struct.unpack_from("!iii", b, 0)
+    if not 0 <= ndim <= 6:
+        raise error_for("22P03", f"invalid number of dimensions: {ndim}")
+    pos, dims = 12, []
+    for _ in range(ndim):
+        length, lower = struct.unpack_from("!ii", b, pos)
+        if lower != 1:
+            raise error_for("0A000", "array lower bounds other than 1 are not supported")
+        dims.append(length)
+        pos += 8
+    n = 1
+    for d in dims:
+        n *= d
+    elems = []
+    for _ in range(n if dims else 0):
+        (length,) = struct.unpack_from("!i", b, pos)
+        pos += 4
+        if length == -1:
+            elems.append(None)
+            continue
+        data = b[pos:pos + length]
+        if len(data) != length:
+            raise struct.error("short element")
+        pos += length
+        if elem == "interval":
+            from repr.dates import Interval
+            micros, days, months = struct.unpack("!qii", data)
+            elems.append(Interval(months, days, micros))
+        else:
+            v = _binary_param(elem, data)
+            elems.append(v if not isinstance(v, dict) else json.dumps(v, default=str))
+    if pos != len(b):
+        raise struct.error("trailing bytes")
+    return to_text(make_array(elems, dims))
+
+
+#: the binary size of the fixed-size types: fewer bytes is PostgreSQL's 08P01, more its 22P03
+_FIXED_SIZE = {"bool": 1, "int2": 2, "int4": 4, "int8": 8, "oid": 4, "mz_timestamp": 8, "float4": 4, "float8": 8,
+               "date": 4, "time": 8, "timestamp": 8, "timestamptz": 8, "interval": 16, "uuid": 16}
+
+
 def _binary_param(name: str, b: bytes):
+    size = _FIXED_SIZE.get(name)
+    if size is not None and len(b) != size:
+        if len(b) < size:
+            raise error_for("08P01", "insufficient data left in message")
+        raise error_for("22P03", f"incorrect binary data format in bind parameter of type {name}")
     try:
+        if name.endswith("[]"):
+            return _array_param(name[:-2], b)
         if name == "bool":
             return b != b"\x00"
         if name == "int2":
@@ -280,6 +334,8 @@ def _binary_param(name: str, b: bytes):
             return struct.unpack("!q", b)[0]
         if name == "oid":
             return struct.unpack("!I", b)[0]
+        if name == "mz_timestamp":
+            return struct.unpack("!Q", b)[0]
         if name == "float4":
             return struct.unpack("!f", b)[0]
         if name == "float8":
@@ -321,14 +377,16 @@ def _numeric_from_binary(b: bytes) -> Decimal:
     if sign in (0xD000, 0xF000):
         return Decimal("Infinity") if sign == 0xD000 else Decimal("-Infinity")
     groups = struct.unpack(f"!{n}H", b[8:8 + 2 * n])
-    v = 0
-    for g in groups:
-        v = v * 10000 + g
-    exp = (weight - n + 1) * 4
-    d = Decimal(v).scaleb(exp)
-    if sign == 0x4000:
-        d = -d
-    return d.quantize(Decimal(1).scaleb(-dscale)) if dscale or exp < 0 else d
+    digits = "".join(f"{g:04d}" for g in groups) or "0"
+    exp = (weight - n + 1) * 4 if groups else 0
+    if -exp > dscale:  # drop the zero padding of the last group beyond the scale
+        digits = digits[:len(digits) - (-exp - dscale)] or "0"
+        exp = -dscale
+    elif -exp < dscale:
+        digits += "0" * (dscale + exp)
+        exp = -dscale
+    # a tuple, not arithmetic: no context precision limits the digits
+    return Decimal((1 if sign == 0x4000 else 0, tuple(int(d) for d in digits), exp))
 
 
 def decode_parameter(type_name: Optional[str], fmt: int, data: Optional[bytes]):

@@ -30,7 +30,8 @@ import struct
 import threading
 from typing import Optional
 
-from server import messages as M
+from mzlite.prepared import PreparedStatement
+from server import copy_binary, messages as M
 from server import pgtypes
 from sql.errors import Error, error_for
 
@@ -57,14 +58,6 @@ _COPY_TO = re.compile(r"^\s*COPY\s*\((?P<q>.*)\)\s*TO\s+STDOUT\s*(?:WITH\s*)?(?P
 _COPY = re.compile(r"^\s*COPY\b", re.I)
 _SUBSCRIBE = re.compile(r"^\s*SUBSCRIBE\b", re.I)
 _WRITES = ("insert", "update", "delete")
-
-
-class Statement:
-    """A prepared statement: its text, parameter types (mzlite names) and result columns."""
-    __slots__ = ("sql", "param_types", "columns")
-
-    def __init__(self, sql, param_types, columns):
-        self.sql, self.param_types, self.columns = sql, param_types, columns
 
 
 class Portal:
@@ -147,7 +140,9 @@ class WireSession:
         self.secret_key = secret_key
         self.io = SocketIO(sock, lambda: server.stopping, server.write_timeout)
         self.con = None
-        self.statements: dict[str, Statement] = {}
+        #: the unnamed statement; named ones are the session's (``Session.prepared``), shared
+        #: with SQL's PREPARE / EXECUTE / DEALLOCATE as in PostgreSQL
+        self.unnamed: Optional[PreparedStatement] = None
         self.portals: dict[str, Portal] = {}
         self.canceled = threading.Event()
         self.user = None
@@ -257,6 +252,7 @@ class WireSession:
             scram_exchange(self, self.user, self.server.credentials)
         self.send(M.AuthenticationRequest(0))
         self.con = self.server.open_session()
+        self.con.session.copy_binary = True  # COPY's binary format: server.copy_binary
         notices = self._apply_startup_parameters(params)
         for name in REPORTED:
             value = self._reported_value(name)
@@ -327,6 +323,7 @@ class WireSession:
             if isinstance(msg, M.Query):
                 skipping = False
                 self.canceled.clear()
+                self.unnamed = None  # a simple query destroys the unnamed statement, as PostgreSQL's
                 self.simple_query(msg.sql)
                 self._report_changes()
                 self.send(M.ReadyForQuery(self.status()))
@@ -483,14 +480,21 @@ class WireSession:
         cur.documents_as_python = False
         copy = cur.copy(sql)
         eng = copy.engine
-        ncols = len(eng.fmt.columns)
+        fmt = eng.fmt
+        ncols = len(fmt.columns)
+        f = 1 if fmt.binary else 0
         if isinstance(eng, CopyIn):
-            self.send(M.CopyResponse(b"G", 0, (0,) * ncols))
+            parser = copy_binary.BinaryCopyIn(fmt.types) if fmt.binary else None
+            self.send(M.CopyResponse(b"G", f, (f,) * ncols))
             self.flush()
-            self.copy_in(copy)
+            self.copy_in(copy, parser)
+            return
+        if fmt.binary:
+            encode = copy_binary.row_encoder(fmt.types)  # before CopyOutResponse: a type may refuse
+            self.send(M.CopyResponse(b"H", 1, (1,) * ncols))
+            self.copy_out_binary(eng, encode)
             return
         self.send(M.CopyResponse(b"H", 0, (0,) * ncols))
-        fmt = eng.fmt
         if fmt.header:
             self.io.write(M.CopyData(fmt.header_line().encode()).encode())
         for row in eng.rows:  # one row per CopyData, as PostgreSQL sends them (psycopg's rows() needs it)
@@ -498,20 +502,45 @@ class WireSession:
         self.send(M.CopyDone())
         self.send(M.CommandComplete(f"COPY {eng.rowcount}"))
 
-    def copy_in(self, copy) -> None:
+    def copy_out_binary(self, eng, encode) -> None:
+        """COPY TO STDOUT (FORMAT BINARY): the header with the first row, one row per CopyData
+        (as PostgreSQL sends them), the trailer in the last."""
+        try:
+            pending = copy_binary.HEADER
+            for row in eng.rows:
+                self.io.write(M.CopyData(pending + encode(row)).encode())
+                pending = b""
+        except (struct.error, OverflowError) as e:
+            raise error_for("22003", f"value out of range for its column's type: {e}") from None
+        self.io.write(M.CopyData(pending + copy_binary.TRAILER).encode())
+        self.send(M.CopyDone())
+        self.send(M.CommandComplete(f"COPY {eng.rowcount}"))
+
+    def copy_in(self, copy, binary=None) -> None:
         """COPY FROM STDIN: CopyData until CopyDone (load) or CopyFail (nothing loaded);
-        Flush and Sync are ignored meanwhile, as PostgreSQL ignores them."""
+        Flush and Sync are ignored meanwhile, as PostgreSQL ignores them.  ``binary``: the
+        parser of the binary format, whose rows go in with ``write_row``."""
         while True:
             tag, payload = M.read_message(self.io, self.server.max_message_bytes)
             msg = M.decode_message(tag, payload)
             if isinstance(msg, M.CopyData):
                 try:
-                    copy.write(msg.data)
+                    if binary is None:
+                        copy.write(msg.data)
+                    else:
+                        for row in binary.feed(msg.data):
+                            copy.write_row(row)
                 except Error:
                     copy.engine.abort()
                     self._drain_copy()
                     raise
             elif isinstance(msg, M.CopyDone):
+                if binary is not None:
+                    try:
+                        binary.finish()
+                    except Error:
+                        copy.engine.abort()
+                        raise
                 n = copy.finish()
                 self.send(M.CommandComplete(f"COPY {n}"))
                 return
@@ -548,7 +577,10 @@ class WireSession:
             self.execute(msg)
         elif isinstance(msg, M.Close):
             if msg.kind == b"S":
-                self.statements.pop(msg.name, None)
+                if msg.name:
+                    self.con.session.prepared.pop(msg.name, None)
+                else:
+                    self.unnamed = None
             else:
                 p = self.portals.pop(msg.name, None)
                 if p is not None:
@@ -559,24 +591,31 @@ class WireSession:
         elif isinstance(msg, M.PasswordMessage):
             raise M.ProtocolViolation("unexpected password message")
 
+    def _statement(self, name: str) -> PreparedStatement:
+        stmt = self.con.session.prepared.get(name) if name else self.unnamed
+        if stmt is None:
+            raise error_for("26000", f'prepared statement "{name}" does not exist')
+        return stmt
+
     def parse(self, msg: M.Parse) -> None:
-        if msg.name and msg.name in self.statements:
+        if msg.name and msg.name in self.con.session.prepared:
             raise error_for("42P05", f'prepared statement "{msg.name}" already exists')
         declared = tuple(pgtypes.type_name_for_oid(o) for o in msg.param_types)
         if not msg.sql.strip().strip(";").strip():
-            stmt = Statement(msg.sql, (), [])
+            stmt = PreparedStatement(msg.sql, (), [])
         elif _COPY.match(msg.sql):
             raise error_for("0A000", "COPY in the extended query protocol is not supported; use a simple query")
         else:
             types, columns = self.server.describe(self.con, msg.sql, declared)
-            stmt = Statement(msg.sql, tuple(types), columns)
-        self.statements[msg.name] = stmt
+            stmt = PreparedStatement(msg.sql, types, columns)
+        if msg.name:
+            self.con.session.prepared[msg.name] = stmt
+        else:
+            self.unnamed = stmt
         self.send(M.ParseComplete())
 
     def bind(self, msg: M.Bind) -> None:
-        stmt = self.statements.get(msg.statement)
-        if stmt is None:
-            raise error_for("26000", f'prepared statement "{msg.statement}" does not exist')
+        stmt = self._statement(msg.statement)
         if len(msg.params) != len(stmt.param_types):
             raise M.ProtocolViolation(f"bind message supplies {len(msg.params)} parameters, but prepared "
                                       f"statement \"{msg.statement}\" requires {len(stmt.param_types)}")
@@ -595,9 +634,7 @@ class WireSession:
 
     def describe(self, msg: M.Describe) -> None:
         if msg.kind == b"S":
-            stmt = self.statements.get(msg.name)
-            if stmt is None:
-                raise error_for("26000", f'prepared statement "{msg.name}" does not exist')
+            stmt = self._statement(msg.name)
             self.send(M.ParameterDescription(tuple(pgtypes.pg_type(t).oid for t in stmt.param_types)))
             if stmt.columns:
                 fields, _ = self._fields_and_encoders([(n, t) for n, t in stmt.columns], ())
