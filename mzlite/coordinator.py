@@ -378,6 +378,10 @@ class Database:
             raise E.error_for(E.IN_FAILED_SQL_TRANSACTION,
                               "current transaction is aborted, commands ignored until end of transaction block")
 
+    def parse(self, sql: str, session=None):
+        """The statements of ``sql`` in ``session``'s SQL dialect (cached)."""
+        return self._parse(sql, session)
+
     def parse_one(self, sql: str):
         """The one statement of ``sql`` (PostgreSQL text; cached)."""
         stmts = self._parse(sql)
@@ -409,7 +413,7 @@ class Database:
                 if fast is not None:
                     return fast
             if len(stmts) == 1:
-                return self.guard(session, lambda: self._execute_statement(session, stmts[0], params), stmts[0])
+                return self.guard(session, lambda: self.execute_statement(session, stmts[0], params), stmts[0])
             # Several statements outside a transaction block run as one implicit transaction, as
             # in PostgreSQL: on an error nothing of the string stays applied.  Each write still
             # commits when its statement runs (so a later statement of the string reads it); the
@@ -423,7 +427,7 @@ class Database:
                 for stmt in stmts:
                     if stmt.kind in ("begin", "commit", "rollback"):
                         session.undo, created_since = None, None
-                    result = self.guard(session, lambda: self._execute_statement(session, stmt, params), stmt)
+                    result = self.guard(session, lambda: self.execute_statement(session, stmt, params), stmt)
                     if atomic and not session.in_transaction() and stmt.kind in ("commit", "rollback"):
                         session.undo, created_since = [], self._catalog_ids()
             except BaseException:
@@ -563,7 +567,9 @@ class Database:
             raise E.error_for(E.IN_FAILED_SQL_TRANSACTION,
                               "current transaction is aborted, commands ignored until end of transaction block")
 
-    def _execute_statement(self, session: Session, stmt, params) -> Result:
+    def execute_statement(self, session: Session, stmt, params) -> Result:
+        """Run one parsed statement in ``session`` with ``params`` (a statement of a string,
+        or a prepared statement's at EXECUTE)."""
         self.check_canceled(session)
         self._check_transaction_not_failed(session, stmt)
         params = tuple(params) if params is not None else ()

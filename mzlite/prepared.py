@@ -46,7 +46,7 @@ def add(session, name: str, stmt: PreparedStatement) -> None:
 
 def inner_statement(db, session, sql: str):
     """The one parsed statement of a prepared statement's text."""
-    stmts = db._parse(sql, session)
+    stmts = db.parse(sql, session)
     if len(stmts) != 1:
         raise E.error_for(E.SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement")
     return stmts[0]
@@ -66,7 +66,7 @@ def execute(db, session, plan, stmt, params) -> Result:
     prepared = lookup(session, plan.name)
     args = plan.bind_arguments(plan.name, prepared.param_types)
     inner = inner_statement(db, session, prepared.sql)
-    return db._execute_statement(session, inner, args)
+    return db.execute_statement(session, inner, args)
 
 
 def deallocate(db, session, plan, stmt, params) -> Result:

@@ -277,11 +277,11 @@ def test_an_interrupt_while_idle_does_not_cancel_the_next_statement():
 
 
 def test_interrupt_between_statements_of_a_script_stops_the_rest():
-    """Sabotage: clearing the flag per statement (as ``_execute_statement`` once did) lost an
+    """Sabotage: clearing the flag per statement (as ``execute_statement`` once did) lost an
     interrupt that arrived between two statements, and the INSERT ran."""
     con = mzlite.connect()
     db = con.database
-    original = db._execute_statement
+    original = db.execute_statement
     calls = []
 
     def execute_statement(session, stmt, params):
@@ -291,10 +291,10 @@ def test_interrupt_between_statements_of_a_script_stops_the_rest():
             con.interrupt()  # arrives after the first statement finished
         return result
 
-    db._execute_statement = execute_statement
+    db.execute_statement = execute_statement
     with pytest.raises(mzlite.QueryCanceled):
         con.executescript("CREATE TABLE s (x int); INSERT INTO s VALUES (1)")
-    del db._execute_statement
+    del db.execute_statement
     assert calls == ["create_table"]
     assert count(con, "s") == 0
     con.close()

@@ -67,8 +67,6 @@ REFUSED = [
     ("SECURITY LABEL ON TABLE t IS 'x'", "SECURITY LABEL"),
     ("DO $$ BEGIN END $$", "DO"),
     ("CALL p()", "CALL"),
-    ("PREPARE q AS SELECT 1", "PREPARE"),
-    ("EXECUTE q", "EXECUTE"),
     ("DISCARD ALL", "DISCARD"),
     ("SAVEPOINT s", "SAVEPOINT"),
     ("RELEASE SAVEPOINT s", "RELEASE"),
@@ -86,13 +84,10 @@ REFUSED = [
     ("DROP SEQUENCE s", "DROP SEQUENCE"),
     ("CREATE SOURCE s FROM WEBHOOK BODY FORMAT JSON", "CREATE SOURCE ... FROM WEBHOOK"),
     ("CREATE SINK k FROM t INTO KAFKA CONNECTION c (TOPIC 't')", "CREATE SINK"),
-    ("CREATE SECRET s AS 'x'", "CREATE SECRET"),
-    ("CREATE CONNECTION c TO KAFKA (BROKER 'x')", "CREATE CONNECTION"),
+    ("CREATE CONNECTION c TO KAFKA (BROKER 'x')", "CREATE CONNECTION ... TO KAFKA"),
     ("CREATE MATERIALIZED VIEW mv2 WITH (RETAIN HISTORY FOR '1h') AS SELECT 1", "CREATE MATERIALIZED VIEW ... RETAIN HISTORY"),
     ("FETCH BACKWARD 1 FROM c", "FETCH BACKWARD 1"),
     ("SUBSCRIBE t ENVELOPE DEBEZIUM (KEY (a))", "SUBSCRIBE ... ENVELOPE DEBEZIUM"),
-    ("SHOW SOURCES", "SHOW SOURCES"),
-    ("SHOW SECRETS", "SHOW SECRETS"),
     ("SHOW ROLES", "SHOW ROLES"),
     ("SHOW PRIVILEGES", "SHOW PRIVILEGES"),
     ("SHOW DEFAULT PRIVILEGES", "SHOW DEFAULT PRIVILEGES"),
@@ -113,7 +108,7 @@ REFUSED = [
 ]
 
 #: what a message must never contain: a node or plan class (CamelCase), an enum, a repr
-_LEAKS = re.compile(r"\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z]+_[A-Z_]+\b|\bNone\b|Stmt\b|<[a-z]+ ")
+_LEAKS = re.compile(r"\b(?!PostgreSQL\b)[A-Z][a-z]+[A-Z]\w*|\b[A-Z]+_[A-Z_]+\b|\bNone\b|Stmt\b|<[a-z]+ ")
 
 
 @pytest.fixture

@@ -40,12 +40,12 @@ def test_ddl_is_a_property_of_the_plan_type():
     ddl = {c for c in _concrete_plan_classes() if c.changes_catalog}
     namespaces = {P.CreateSchemaPlan, P.DropSchemaPlan, P.CreateClusterPlan, P.DropClusterPlan,
                   P.ClusterReplicasPlan, P.AlterClusterPlan, P.RenamePlan, P.CommentPlan}
-    assert ddl == {P.CreateTablePlan, P.CreateTableAsPlan, P.CreateViewPlan, P.CreateIndexPlan, P.CreateSourcePlan, P.DropPlan,
+    assert ddl == {P.CreateTablePlan, P.CreateTableAsPlan, P.CreateViewPlan, P.CreateIndexPlan, P.CreateSourcePlan, P.CreateSecretPlan, P.AlterSecretPlan, P.CreateConnectionPlan, P.DropPlan,
                    P.AlterSystemSetPlan} | namespaces
     assert {c for c in _concrete_plan_classes() if issubclass(c, P.DdlPlan)} == ddl - {P.AlterSystemSetPlan}
     rules = {c: c.transaction for c in _concrete_plan_classes() if c.transaction != "any"}
     assert rules == {P.CreateTablePlan: "idle", P.CreateTableAsPlan: "idle", P.CreateViewPlan: "idle",
-                     P.CreateIndexPlan: "idle", P.CreateSourcePlan: "idle", P.DropPlan: "idle", P.UpdatePlan: "never", P.DeletePlan: "never",
+                     P.CreateIndexPlan: "idle", P.CreateSourcePlan: "idle", P.CreateSecretPlan: "idle", P.AlterSecretPlan: "idle", P.CreateConnectionPlan: "idle", P.DropPlan: "idle", P.UpdatePlan: "never", P.DeletePlan: "never",
                      **{c: "idle" for c in namespaces}}
 
 
