@@ -44,7 +44,7 @@ def test_secrets_are_named_never_shown(con):
     con.execute("ALTER SECRET IF EXISTS nope AS 'x'")
     for sql, state in [("CREATE SECRET pgpass AS 'x'", "42710"), ("CREATE SECRET n AS 1", "42804"),
                        ("CREATE SECRET n AS NULL::text", "22023"), ("ALTER SECRET nope AS 'x'", "42704"),
-                       ("DROP SECRET nope", "42704"), ("SHOW CREATE SECRET pgpass", "42601")]:
+                       ("DROP SECRET nope", "42704"), ("SHOW CREATE SECRET pgpass", "0A000")]:
         with pytest.raises(mzlite.Error) as e:
             con.execute(sql)
         assert e.value.sqlstate == state, sql
