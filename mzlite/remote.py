@@ -100,7 +100,7 @@ def _typmod(display: str, fmod: int):
         return None
     if display == "numeric":
         return ("numeric", ((fmod - 4) >> 16) & 0xFFFF, (fmod - 4) & 0xFFFF)
-    if display in ("character varying", "character"):
+    if display in ("character varying", "character", "text"):  # mzlite serve: varchar(n) is text(n)
         return ("varchar", fmod - 4)
     if display in ("timestamp without time zone", "timestamp with time zone", "time without time zone"):
         return ("timestamp", fmod)

@@ -294,6 +294,21 @@ def test_close_from_another_thread_cancels_the_running_statement(url):
         con.execute("SELECT 1")
 
 
+def test_description_sizes_over_mzlite_serve(con):
+    """``mzlite serve`` sends each column's type modifier (``atttypmod``), so the remote cursor
+    reports the embedded one's sizes.  Sabotage: the server's RowDescription with -1 for every
+    modifier (as before) gave None for numeric(5,2)'s precision and scale (red)."""
+    embedded = mzlite.connect()
+    name = f"sizes_{next(_names)}"
+    ddl = f"CREATE TABLE {name} (n numeric(5,2), v varchar(3), c char(4), ts timestamp(3), i int, t text)"
+    for c in (con, embedded):
+        c.execute(ddl)
+    want = [tuple(c) for c in embedded.execute(f"SELECT * FROM {name}").description]
+    assert want[0][4:6] == (5, 2)
+    assert [tuple(c) for c in con.execute(f"SELECT * FROM {name}").description] == want
+    embedded.close()
+
+
 def test_description_sizes_from_type_modifiers(postgres_spec):
     """A server that sends type modifiers (PostgreSQL) gives the embedded cursor's sizes.
     Sabotage: ignoring the wire's atttypmod gave None for every precision, scale and display size."""
