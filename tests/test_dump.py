@@ -21,6 +21,9 @@ from tests.support.wire import running_server
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCHEMA = [
+    "CREATE SCHEMA s2",
+    "CREATE TABLE s2.u (x int)",
+    "CREATE VIEW s2.w AS SELECT x + 1 AS y FROM s2.u",
     "CREATE TABLE t (a int NOT NULL, b text, n numeric(5,2), i interval, j jsonb, arr int[], d date, "
     "ts timestamptz, tsn timestamp, by bytea, f float8, r real, u uuid, v varchar(4), c char(3), bo bool)",
     "CREATE TABLE l (k int, xs int list)",
@@ -43,6 +46,7 @@ ROWS = [
     "INSERT INTO t (a) SELECT generate_series(3, 1200)",
     "INSERT INTO l VALUES (1, LIST[1, 2]), (2, NULL)",
     "INSERT INTO keyed VALUES (1, 'a@x', 0)",
+    "INSERT INTO s2.u VALUES (41)",
 ]
 
 
