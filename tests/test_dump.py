@@ -36,6 +36,9 @@ SCHEMA = [
     "CREATE INDEX t_b ON t (b)",
     "CREATE DEFAULT INDEX ON v",
     "CREATE INDEX mv_n ON mv (n)",
+    "CREATE CLUSTER serving (SIZE = '50cc', REPLICATION FACTOR = 2)",
+    "CREATE CLUSTER odd REPLICAS (a (SIZE = '25cc'), b (SIZE = '50cc'))",
+    "CREATE INDEX u_x IN CLUSTER serving ON s2.u (x)",
 ]
 ROWS = [
     "INSERT INTO t VALUES (1, 'it''s', 1.5, '1 mon 2 days 03:04:05', '{\"a\": [1, 2.5]}', '{1,NULL}', 'infinity', "
@@ -76,7 +79,8 @@ def _contents(con) -> dict:
     for _, kind, name in dump.objects(con):
         if kind != "INDEX":
             out[name] = Counter(map(_hashable, con.execute(f"SELECT * FROM {name}").fetchall()))
-    out["indexes"] = sorted(con.execute("SHOW INDEXES").fetchall())
+    out["indexes"] = sorted(con.execute("SHOW INDEXES").fetchall() + con.execute("SHOW INDEXES FROM s2").fetchall())
+    out["clusters"] = sorted(con.execute("SHOW CLUSTERS").fetchall())
     return out
 
 
