@@ -22,7 +22,8 @@ psycopg = pytest.importorskip("psycopg")
 
 import mzlite  # noqa: E402
 from mzlite.oracle import ManualClock  # noqa: E402
-from mzlite.remote import RemoteConnection, is_remote_target, translate_placeholders  # noqa: E402
+from mzlite.remote import RemoteConnection, is_remote_target  # noqa: E402
+from mzlite.remote_text import translate_placeholders  # noqa: E402
 from mzlite.subscribe import Progress, Update  # noqa: E402
 from server.listener import Server  # noqa: E402
 from tests.support.wire import running_server  # noqa: E402
