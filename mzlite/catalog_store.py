@@ -1,7 +1,8 @@
 """The catalog's persistence: opening a data directory, replaying it, keeping it current.
 
 Owns the adapter's side of a durable database, shaped after Materialize's: every user
-catalog item is persisted with its id, kind, name and ``create_sql``; on open the items are
+catalog item is persisted with its id, kind, name and ``create_sql`` (the schemas and clusters
+items name beside them); on open the items are
 replayed in id order through the ordinary planner and sequencer with their persisted ids
 (and an index's persisted name), so each comes back exactly as it was defined, its table's
 or output's persisted collection claimed by its CREATE (``storage.tables``); ALTER SYSTEM
@@ -31,6 +32,10 @@ from storage.durable import DurableError, DurableStore
 NEXT_USER_ID = "next_user_id"
 ALTER_SYSTEM = "alter_system"
 ORACLE_HWM = "oracle_hwm"
+#: the user's schemas (name -> comment) and clusters (name, replicas, options): an item names
+#: them, so they come back before the items do
+SCHEMAS = "schemas"
+CLUSTERS = "clusters"
 
 
 def open_store(path: str, durability: str):
@@ -61,6 +66,15 @@ class ReplayError(Exception):
 
 def replay(db, state) -> None:
     """Recreate every persisted item in id order with its id (see the module docstring)."""
+    from planner.catalog import Cluster
+    if SCHEMAS in state.meta:  # a directory written before schemas were kept has the defaults
+        db.catalog.schemas.clear()
+        db.catalog.schemas.update(state.meta[SCHEMAS])
+    if CLUSTERS in state.meta:
+        db.catalog.clusters.clear()
+        for name, replicas, options in state.meta[CLUSTERS]:
+            db.catalog.clusters[name] = Cluster(name, tuple(tuple(r) for r in replicas),
+                                                tuple(tuple(o) for o in options))
     session = db.internal_session()
     for n, kind, name, create_sql in state.items:
         gid = GlobalId("u", n)
@@ -108,7 +122,10 @@ def sync(db) -> None:
         if coll is not None:
             shards.append((str(item.id), "output" if item.kind == "materialized_view" else "table", coll.arity,
                            coll.since if coll.since is not None else 0, coll.upper))
-    meta = {NEXT_USER_ID: db.peek_next_user_id(), ALTER_SYSTEM: dict(db.altered_system)}
+    meta = {NEXT_USER_ID: db.peek_next_user_id(), ALTER_SYSTEM: dict(db.altered_system),
+            SCHEMAS: dict(db.catalog.schemas),
+            CLUSTERS: [[c.name, [list(r) for r in c.replicas], [list(o) for o in c.options]]
+                       for c in db.catalog.clusters.values()]}
     for gid, value in db.secrets.items():  # secret values: beside the catalog, never in its text
         meta[secret_key(gid)] = value
     store.sync_catalog(items, shards, meta, owned_prefix="secret:")

@@ -215,14 +215,14 @@ def view_definition(create_sql: str) -> str:
 def column_defaults(item) -> dict:
     """column name -> the DEFAULT expression's text, as PostgreSQL's column_default shows a
     literal: numbers as written, strings with a cast to the column's type."""
-    import pglast
     from pglast import ast
     from pglast.stream import RawStream
 
     from sql.types import format_type
-    try:
-        node = pglast.parse_sql(item.create_sql)[0].stmt
-    except Exception:  # a create_sql our parser accepted but pglast alone does not: no defaults shown
+    from sql.parse import parse_statements
+    try:  # mzlite's parser: Materialize's types (``int list``) included, which pglast alone refuses
+        node = parse_statements(item.create_sql)[0].node
+    except Exception:  # another dialect's text: no defaults shown
         return {}
     types = {c.name: c for c in item.columns}
     out = {}

@@ -11,7 +11,8 @@ psycopg's ``execute`` could not bring back (COPY with STDIN/STDOUT goes through 
 parameter count that does not fit the text is refused before anything is sent, with the
 embedded engine's SQLSTATE (08P01 too many, 42P02 a missing ``$n``); a plain INSERT's
 parameter sets commit together (executemany wraps them in one transaction).
-Deliberately not here: connecting, errors and the SQL text helpers (``mzlite.remote``).
+Deliberately not here: connecting and errors (``mzlite.remote``), the statement texts
+(``mzlite.remote_text``).
 """
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from typing import Any, Iterable, Optional, Sequence
 import psycopg
 
 from mzlite.cursor import Column, checked_parameter_sets
-from mzlite.remote import (RemoteConnection, check_count, check_sendable, parameters, placeholders,
-                           statement_words, Translating, typmod, prepared, split_statements, translate_error,
-                           translate_placeholders, type_display)
+from mzlite.remote import RemoteConnection, parameters, Translating, typmod, translate_error, type_display
+from mzlite.remote_text import (check_count, check_sendable, placeholders, statement_words, prepared,
+                                split_statements, translate_placeholders)
 from mzlite.connection import FixedSetting
 from mzlite.types import check_parameters, column_sizes
 from sql import errors as _errors

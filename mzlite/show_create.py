@@ -73,12 +73,13 @@ def _constraints(item) -> list[str]:
 
 def _check_texts(create_sql: str) -> list:
     """The CHECK expressions of a CREATE TABLE text, in declaration order (pglast's printer)."""
-    import pglast
     from pglast import enums
     from pglast.stream import RawStream
-    try:
-        stmt = pglast.parse_sql(create_sql)[0].stmt
-    except Exception:  # noqa: BLE001 - a text pglast cannot read: no texts
+
+    from sql.parse import parse_statements
+    try:  # mzlite's parser: Materialize's types (``int list``) included, which pglast alone refuses
+        stmt = parse_statements(create_sql)[0].node
+    except Exception:  # noqa: BLE001 - another dialect's text: no texts
         return []
     out = []
     for elt in stmt.tableElts or ():

@@ -5,6 +5,7 @@ directory, or of a server's URL: ``mz_tables``, ``mz_views``, ``mz_materialized_
 ``mz_indexes`` and ``SHOW CREATE``) and writing the script: ``CREATE SCHEMA`` for each schema
 other than ``public``, then every table, view, materialized view and index in the order the
 catalog created them (an object's id is larger than those of the objects it depends on),
+after ``CREATE CLUSTER`` for each cluster but ``quickstart`` (``SHOW CLUSTERS``),
 then, with ``--data``, each table's rows: ``INSERT`` statements (the default; values as typed
 literals of their text form, so every type replays) or ``COPY ... FROM STDIN`` blocks in
 psql's format (``--data=copy``, for psql against Materialize or PostgreSQL).
@@ -13,8 +14,8 @@ Invariants: the script replays on mzlite (``mzlite -f dump.sql`` or ``executescr
 database with the same objects and rows; names are written without the database qualifier
 ``SHOW CREATE`` gives them, so the script replays into any database; nothing is read but
 the catalog and the tables.
-Deliberately not here: replaying (the shell), sources and sinks (not in mzlite's catalog),
-roles, clusters and grants (the target's own).
+Deliberately not here: replaying (the shell), sources and sinks, roles and grants (the
+target's own).
 """
 from __future__ import annotations
 
@@ -73,9 +74,32 @@ def ddl(con, kind: str, name: str) -> str:
     return create_sql
 
 
+def clusters(con) -> list[str]:
+    """``CREATE CLUSTER`` for every cluster but ``quickstart`` (every database has it), from
+    ``SHOW CLUSTERS``: a managed cluster (one size, a replication factor) when its replicas are
+    ``r1``, ``r2``, ... of one size, else its replicas by name."""
+    out = []
+    for name, replicas, _comment in con.execute("SHOW CLUSTERS").fetchall():
+        if name == "quickstart":
+            continue
+        reps = [re.fullmatch(r"(.*) \((.*)\)", r.strip()).groups() for r in replicas.split(",") if r.strip()]
+        sizes = {size for _, size in reps}
+        if [r for r, _ in reps] == [f"r{i}" for i in range(1, len(reps) + 1)] and len(sizes) == 1:
+            out.append(f"CREATE CLUSTER {quote_ident(name)} (SIZE = {_literal(sizes.pop())}, "
+                       f"REPLICATION FACTOR = {len(reps)})")
+        elif reps:
+            out.append(f"CREATE CLUSTER {quote_ident(name)} REPLICAS ("
+                       + ", ".join(f"{quote_ident(r)} (SIZE = {_literal(size)})" for r, size in reps) + ")")
+        else:  # no replicas, so no size to say: Materialize's smallest, none running
+            out.append(f"CREATE CLUSTER {quote_ident(name)} (SIZE = '25cc', REPLICATION FACTOR = 0)")
+    return out
+
+
 def dump(con, *, data: Optional[str] = None, database: str = "materialize") -> Iterator[str]:
     """The script's text, piece by piece (see the module docstring)."""
     yield "-- mzlite dump: replay with `mzlite -f FILE` (or psql against a server)\n"
+    for sql in clusters(con):
+        yield sql + ";\n"
     objs = objects(con)
     schemas = sorted({name.split(".")[0] for _, _, name in objs if "." in name} - {"public"})
     for s in schemas:

@@ -415,7 +415,7 @@ class WireSession:
             fmt = formats[0] if len(formats) == 1 else (formats[i] if i < len(formats) else 0)
             t = pgtypes.pg_type(col[1])
             encs.append(pgtypes.encoder(col[1], fmt))
-            fields.append(M.FieldDescription(col[0], t.oid, t.typlen, -1, fmt))
+            fields.append(M.FieldDescription(col[0], t.oid, t.typlen, _atttypmod(col), fmt))
         if len(formats) > 1 and len(formats) != n:
             raise M.ProtocolViolation(f"bind message has {len(formats)} result formats but query has {n} columns")
         return tuple(fields), encs
@@ -780,3 +780,22 @@ def copy_text_row(row, encoders) -> bytes:
         else:
             parts.append(e(v).decode("utf-8").translate(_COPY_ESCAPES))
     return ("\t".join(parts) + "\n").encode("utf-8")
+
+
+def _atttypmod(col) -> int:
+    """PostgreSQL's ``atttypmod`` of a description 7-tuple (``-1``: none), from the sizes the
+    cursor reports: numeric(p,s) ``((p << 16) | s) + 4``, varchar(n)/char(n) ``n + 4`` (mzlite's
+    varchar columns are text with a display size), timestamp(p)/time(p) ``p``, interval(p) the
+    full field range with precision p."""
+    if len(col) < 7:  # (name, type) of a statement described before it runs: no sizes known
+        return -1
+    type_code, display, precision, scale = col[1], col[2], col[4], col[5]
+    if type_code == "numeric" and precision is not None:
+        return ((precision << 16) | (scale or 0)) + 4
+    if display is not None and type_code in ("text", "character varying", "character"):
+        return display + 4
+    if precision is not None and type_code.startswith(("timestamp", "time ")):
+        return precision
+    if precision is not None and type_code == "interval":
+        return (0x7FFF << 16) | precision
+    return -1

@@ -383,3 +383,26 @@ def test_switching_the_runtime_keeps_a_durable_views_output_and_its_history(tmp_
         assert con.execute(f"SELECT s FROM mv AS OF {first}").fetchall() == [(3,)]
     finally:
         con.close()
+
+
+def test_schemas_and_clusters_come_back_before_the_items_that_name_them(tmp_path):
+    """Sabotage: without the schemas and clusters in the persisted meta, reopening failed with
+    XX001 "cannot restore table 's2.u' (u1): unknown schema 's2'" (red)."""
+    path = str(tmp_path / "data")
+    con = mzlite.connect(path)
+    con.execute("CREATE SCHEMA s2")
+    con.execute("COMMENT ON SCHEMA s2 IS 'mine'")
+    con.execute("CREATE TABLE s2.u (x int)")
+    con.execute("INSERT INTO s2.u VALUES (1)")
+    con.execute("CREATE CLUSTER c2 (SIZE = '25cc')")
+    con.execute("CREATE INDEX u_x IN CLUSTER c2 ON s2.u (x)")
+    con.execute("CREATE CLUSTER gone (SIZE = '25cc')")
+    con.execute("DROP CLUSTER gone")
+    con.close()
+    con = mzlite.connect(path)
+    try:
+        assert ("s2", "mine") in con.execute("SHOW SCHEMAS").fetchall()
+        assert sorted(r[0] for r in con.execute("SHOW CLUSTERS").fetchall()) == ["c2", "quickstart"]
+        assert con.execute("SELECT x FROM s2.u").fetchall() == [(1,)]
+    finally:
+        con.close()

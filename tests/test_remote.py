@@ -22,7 +22,8 @@ psycopg = pytest.importorskip("psycopg")
 
 import mzlite  # noqa: E402
 from mzlite.oracle import ManualClock  # noqa: E402
-from mzlite.remote import RemoteConnection, is_remote_target, translate_placeholders  # noqa: E402
+from mzlite.remote import RemoteConnection, is_remote_target  # noqa: E402
+from mzlite.remote_text import translate_placeholders  # noqa: E402
 from mzlite.subscribe import Progress, Update  # noqa: E402
 from server.listener import Server  # noqa: E402
 from tests.support.wire import running_server  # noqa: E402
@@ -292,6 +293,21 @@ def test_close_from_another_thread_cancels_the_running_statement(url):
     assert not th.is_alive() and len(errors) == 1 and con.closed
     with pytest.raises(mzlite.InterfaceError):
         con.execute("SELECT 1")
+
+
+def test_description_sizes_over_mzlite_serve(con):
+    """``mzlite serve`` sends each column's type modifier (``atttypmod``), so the remote cursor
+    reports the embedded one's sizes.  Sabotage: the server's RowDescription with -1 for every
+    modifier (as before) gave None for numeric(5,2)'s precision and scale (red)."""
+    embedded = mzlite.connect()
+    name = f"sizes_{next(_names)}"
+    ddl = f"CREATE TABLE {name} (n numeric(5,2), v varchar(3), c char(4), ts timestamp(3), i int, t text)"
+    for c in (con, embedded):
+        c.execute(ddl)
+    want = [tuple(c) for c in embedded.execute(f"SELECT * FROM {name}").description]
+    assert want[0][4:6] == (5, 2)
+    assert [tuple(c) for c in con.execute(f"SELECT * FROM {name}").description] == want
+    embedded.close()
 
 
 def test_description_sizes_from_type_modifiers(postgres_spec):
