@@ -30,7 +30,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from mzlite.connection import FixedSetting
-from mzlite.remote_text import _original_position, translate_placeholders
+from mzlite.remote_text import original_position, translate_placeholders
 from mzlite.pg_catalog import JSON_OID, PG_TYPES
 from sql import errors as _errors
 from sql.errors import InterfaceError, NotSupportedError, ProgrammingError, class_for
@@ -136,7 +136,7 @@ def translate_error(e: BaseException, inserts: tuple = ()) -> _errors.Error:
         return _errors.DatabaseError(str(e), sqlstate="XX000")
     diag = e.diag
     pos = diag.statement_position
-    position = _original_position(int(pos), inserts) if pos else None
+    position = original_position(int(pos), inserts) if pos else None
     msg = diag.message_primary or str(e)
     return class_for(state)(msg, sqlstate=state, position=position, detail=diag.message_detail,
                             hint=diag.message_hint, context=diag.context)
@@ -467,5 +467,5 @@ def _res_error(res, inserts) -> _errors.Error:
     pos = field(f.STATEMENT_POSITION)
     state = field(f.SQLSTATE) or "XX000"
     return class_for(state)(field(f.MESSAGE_PRIMARY) or res.error_message.decode(), sqlstate=state,
-                            position=_original_position(int(pos), inserts) if pos else None,
+                            position=original_position(int(pos), inserts) if pos else None,
                             detail=field(f.MESSAGE_DETAIL), hint=field(f.MESSAGE_HINT), context=field(f.CONTEXT))

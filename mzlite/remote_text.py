@@ -94,7 +94,7 @@ class _Tok:
         self.start, self.end, self.name, self.kind = start, end, name, kind
 
 
-def _original_position(position: Optional[int], inserts: tuple) -> Optional[int]:
+def original_position(position: Optional[int], inserts: tuple) -> Optional[int]:
     if position is None or not inserts:
         return position
     at0, shift = position - 1, 0
