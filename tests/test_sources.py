@@ -236,7 +236,8 @@ def test_show_sources_mz_sources_and_drop(clocked_con):
 
 
 @pytest.mark.parametrize("sql, sqlstate, words", [
-    ("CREATE SOURCE s FROM POSTGRES CONNECTION pg (PUBLICATION 'p') FOR ALL TABLES", "0A000", "PostgreSQL"),
+    ("CREATE SOURCE s FROM POSTGRES CONNECTION pg (PUBLICATION 'p') FOR ALL TABLES", "42P01", "'pg'"),
+    ("CREATE SOURCE s FROM POSTGRES (PUBLICATION 'p') FOR ALL TABLES", "0A000", "PostgreSQL"),
     ("CREATE SOURCE s FROM KAFKA CONNECTION k (TOPIC 't')", "0A000", "Kafka"),
     ("CREATE SOURCE s FROM MYSQL CONNECTION m FOR ALL TABLES", "0A000", "MySQL"),
     ("CREATE SOURCE s FROM SQL SERVER CONNECTION m FOR ALL TABLES", "0A000", "SQL Server"),

@@ -50,6 +50,12 @@ class Ingestion:
             self.next_offset = int(state["offset"])
         self.anchor = (self.next_offset, now_ms)
 
+    def forget(self, gid) -> None:
+        """Collection ``gid`` is dropped: no longer written."""
+        self.outputs = {o: g for o, g in self.outputs.items() if g != gid}
+        if self.progress_id == gid:
+            self.progress_id = None
+
     def due_ms(self) -> Optional[int]:
         """When the next offset is due (None: never, the source has finished)."""
         k = self.next_offset
@@ -114,9 +120,7 @@ class Ingestions:
         with self._lock:
             ing = self._by_id.get(source_id)
             if ing is not None:
-                ing.outputs = {o: g for o, g in ing.outputs.items() if g != gid}
-                if ing.progress_id == gid:
-                    ing.progress_id = None
+                ing.forget(gid)
 
     def __contains__(self, source_id) -> bool:
         return source_id in self._by_id
@@ -124,36 +128,45 @@ class Ingestions:
     def get(self, source_id) -> Optional[Ingestion]:
         return self._by_id.get(source_id)
 
-    def run(self, now_ms: int) -> int:
-        """Ingest every tick due at or before ``now_ms`` (see the module docstring); the
-        number of ticks committed."""
+    def run(self, now_ms: int, external: bool = True) -> int:
+        """Ingest every tick due at or before ``now_ms`` (see the module docstring) and, with
+        ``external``, what external sources (``storage.sources.postgres``) have to apply; the
+        number of ticks and transactions committed."""
         if not self._by_id:
             return 0
         done = 0
         with self._lock:
             for ing in list(self._by_id.values()):
-                before = (ing.next_offset, ing.generator.state())
-                batch: dict = {}
-                meta = None
-                ticks = 0
-                try:
-                    while ticks < MAX_TICKS_PER_RUN:
-                        due = ing.due_ms()
-                        if due is None or due > now_ms:
-                            break
-                        k = ing.next_offset
-                        writes, meta = ing.step(due)
-                        _merge(batch, writes)
-                        done += 1
-                        if k >= ing.as_of:  # ticks before AS OF are one commit with tick AS OF
-                            ticks += 1
-                            self.storage.commit({g: list(u.items()) for g, u in batch.items()}, meta=meta)
-                            batch, meta = {}, None
-                            before = (ing.next_offset, ing.generator.state())
-                    if meta is not None:
-                        self.storage.commit({g: list(u.items()) for g, u in batch.items()}, meta=meta)
-                except BaseException:
-                    ing.next_offset = before[0]
-                    ing.generator.restore(before[1])
-                    raise
+                if isinstance(ing, Ingestion):
+                    done += self._run_generator(ing, now_ms)
+                elif external:
+                    done += ing.run(self.storage)
+        return done
+
+    def _run_generator(self, ing: Ingestion, now_ms: int) -> int:
+        done = 0
+        before = (ing.next_offset, ing.generator.state())
+        batch: dict = {}
+        meta = None
+        ticks = 0
+        try:
+            while ticks < MAX_TICKS_PER_RUN:
+                due = ing.due_ms()
+                if due is None or due > now_ms:
+                    break
+                k = ing.next_offset
+                writes, meta = ing.step(due)
+                _merge(batch, writes)
+                done += 1
+                if k >= ing.as_of:  # ticks before AS OF are one commit with tick AS OF
+                    ticks += 1
+                    self.storage.commit({g: list(u.items()) for g, u in batch.items()}, meta=meta)
+                    batch, meta = {}, None
+                    before = (ing.next_offset, ing.generator.state())
+            if meta is not None:
+                self.storage.commit({g: list(u.items()) for g, u in batch.items()}, meta=meta)
+        except BaseException:
+            ing.next_offset = before[0]
+            ing.generator.restore(before[1])
+            raise
         return done
