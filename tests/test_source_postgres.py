@@ -177,6 +177,9 @@ def test_snapshot_then_a_random_workload_matches_postgres(pg):
     want = pg.execute("SELECT count(*), sum(i8), count(t) FROM kinds").fetchone()
     assert con.execute("SELECT * FROM totals").fetchall() == [tuple(want)]
     assert con.execute("SELECT count(*), min(both_), max(both_) FROM joined").fetchall() == [(20, 200, 200)]
+    [(_id, received, committed, snapshot, known, applied)] = con.execute(
+        "SELECT * FROM mz_internal.mz_source_statistics").fetchall()
+    assert snapshot and received > 0 and committed > 0 and known >= applied > 0  # lag: known - applied WAL bytes
     con.close()
 
 
@@ -248,6 +251,11 @@ def test_schema_change_and_truncate_fail_their_subsource_only(pg):
         con.execute("SELECT * FROM acct_b")
     assert "truncated" in str(e.value)
     assert con.execute("SELECT id FROM kinds").fetchall() == [(1,)]
+    statuses = {r[1]: (r[3], r[4]) for r in con.execute("SELECT * FROM mz_internal.mz_source_statuses").fetchall()}
+    assert statuses["mz_source"] == ("running", statuses["mz_source"][1])
+    assert statuses["acct_a"][0] == "stalled" and "incompatible schema change" in statuses["acct_a"][1]
+    assert statuses["acct_b"][0] == "stalled" and "truncated" in statuses["acct_b"][1]
+    assert statuses["kinds"] == ("running", None)
     con.close()
 
 

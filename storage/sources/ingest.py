@@ -49,6 +49,18 @@ class Ingestion:
             generator.restore(state.get("generator", {}))
             self.next_offset = int(state["offset"])
         self.anchor = (self.next_offset, now_ms)
+        #: updates written since the source started here (``mz_source_statistics``)
+        self.updates_committed = 0
+
+    def status(self) -> tuple:
+        """``(status, error)`` as ``mz_source_statuses`` shows them."""
+        return ("running" if self.due_ms() is not None else "finished"), None
+
+    def statistics(self) -> tuple:
+        """``(messages_received, updates_committed, snapshot_committed, offset_known,
+        offset_committed)``: offsets are ticks."""
+        return (self.next_offset, self.updates_committed, self.next_offset > self.as_of, self.next_offset,
+                self.next_offset)
 
     def forget(self, gid) -> None:
         """Collection ``gid`` is dropped: no longer written."""
@@ -83,6 +95,7 @@ class Ingestion:
                 prog.append(((k,), -1))
             prog.append(((k + 1,), 1))
         self.next_offset = k + 1
+        self.updates_committed += sum(len(u) for g, u in writes.items() if g != self.progress_id)
         meta = {state_key(self.source_id): {"offset": k + 1, "generator": self.generator.state()}}
         return writes, meta
 

@@ -130,6 +130,12 @@ class PostgresIngestion:
                 self.failed[gid] = m
                 self.tables = {oid: t for oid, t in self.tables.items() if t[3] != gid}
         self._pg = None
+        #: statistics (``mz_source_statistics``): changes read, updates committed, the upstream
+        #: position last seen (PostgreSQL's current WAL LSN) and whether the snapshot is in
+        self.messages_received = 0
+        self.updates_committed = 0
+        self.offset_known = self.lsn
+        self.snapshot_committed = state is not None
 
     def meta(self) -> dict:
         return {state_key(self.source_id): {"slot": self.slot, "lsn": self.lsn, "tables": self.described,
@@ -165,6 +171,24 @@ class PostgresIngestion:
         if self.progress_id is not None:
             writes[self.progress_id] = [((self.lsn,), 1)]
         storage.commit({g: _consolidate(u) for g, u in writes.items()}, meta=self.meta())
+        self.snapshot_committed = True
+        self.updates_committed += sum(len(u) for g, u in writes.items() if g != self.progress_id)
+        self.offset_known = max(self.offset_known, self.lsn)
+
+    def statistics(self) -> tuple:
+        """``(messages_received, updates_committed, snapshot_committed, offset_known,
+        offset_committed)``: offsets are LSNs; ``offset_known - offset_committed`` is the lag
+        in WAL bytes."""
+        return (self.messages_received, self.updates_committed, self.snapshot_committed, self.offset_known,
+                self.lsn)
+
+    def status(self) -> tuple:
+        """``(status, error)`` as ``mz_source_statuses`` shows them."""
+        if self.error is not None:
+            return "stalled", self.error.message
+        if self.failed:
+            return "running", "; ".join(self.failed.values())
+        return "running", None
 
     def drop_slot(self) -> None:
         """Drop the replication slot (best effort: a server that is gone keeps it)."""
@@ -202,15 +226,18 @@ class PostgresIngestion:
         try:
             if self._pg is None:
                 self._pg = connect(self.conninfo)
+            known = self._pg.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
             changes = self._pg.execute(
                 "SELECT lsn::text, data FROM pg_logical_slot_peek_binary_changes(%s, NULL, %s, 'proto_version', "
                 "'1', 'publication_names', %s)", (self.slot, PEEK_CHANGES, self.publication)).fetchall()
+            self.offset_known = max(self.offset_known, parse_lsn(known))
         except (psycopg.Error, SourceError):
             self.close()  # PostgreSQL unreachable: the next poll tries again
             return 0
         applied, txn, relations = 0, None, {}
         try:
             for _lsn, data in changes:
+                self.messages_received += 1
                 msg = decode(data)
                 tag = msg[0]
                 if tag == "B":
@@ -256,6 +283,7 @@ class PostgresIngestion:
                             self.lsn = old
                             raise
                         applied += 1
+                        self.updates_committed += sum(len(u) for g, u in writes.items() if g != self.progress_id)
                     txn = None
         except SourceError as e:
             self.fail(storage, e)
