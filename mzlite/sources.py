@@ -116,8 +116,7 @@ def drop_source_item(db, item) -> None:
     if info is None:
         return
     if info.parent is None:
-        ing = db.storage.sources.get(item.id)
-        db.storage.sources.remove(item.id)
+        ing = db.storage.sources.remove(item.id)
         if ing is not None and hasattr(ing, "drop_slot"):
             ing.drop_slot()
     else:
@@ -170,8 +169,9 @@ def create_postgres_source(db, session, plan, stmt, params) -> Result:
     session.refuse_in_transaction(plan)
     cluster = require_cluster(db, session, plan.in_cluster)
     conninfo = conninfo_of(db, cat.get(plan.connection_id))
-    src = db.allocate_user()
-    state = db.storage.restored_meta.pop(state_key(src), None)
+    # replaying: the persisted description (keyed by the id the item is replayed with); else
+    # PostgreSQL is asked before any id is allocated, so the source's ids stay consecutive
+    state = db.storage.restored_meta.pop(state_key(db.forced_user_id), None) if db.replaying else None
     try:
         if state is not None:
             described = [(s, n, oid, [tuple(c) for c in cols]) for s, n, oid, cols in state["tables"]]
@@ -185,9 +185,10 @@ def create_postgres_source(db, session, plan, stmt, params) -> Result:
     prefix = "" if plan.schema == "public" else plan.schema + "."
     subs = [(s, n, oid, cols, prefix + aliases.get(n, n)) for s, n, oid, cols in described]
     names = [plan.name, plan.progress_name] + [sub[4] for sub in subs]
-    for n in names[1:]:
+    for n in names:
         if cat.try_resolve(n) is not None or names.count(n) > 1:
             raise E.error_for(E.DUPLICATE_OBJECT, f"catalog item '{n}' already exists")
+    src = db.allocate_user()
     ids = [src] + [GlobalId("u", src.n + k) if db.replaying else db.allocate_user() for k in range(1, len(names))]
     items = [CatalogItem(src, plan.name, "source", (), create_sql=plan.create_sql, cluster=cluster,
                          depends_on=frozenset({plan.connection_id}), source=SourceInfo("postgres", "postgres")),

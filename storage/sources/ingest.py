@@ -14,7 +14,9 @@ collection's move from the old offset to the new one, and (in a data directory) 
 tick whole or not at all and a reopened source continues from exactly the offset it
 persisted; a tick whose commit fails leaves the generator as it was (the tick is retried);
 ``run`` is serialised (the ticker and a reading session may both call it) and ingests
-at most ``MAX_TICKS_PER_RUN`` ticks after ``AS OF`` per source per call.
+at most ``MAX_TICKS_PER_RUN`` ticks after ``AS OF`` per source per call; an external source
+(``storage.sources.postgres``) is polled under its own lock, outside the registry's, so a
+slow or unreachable server delays only itself, and removing it waits for its poll.
 Deliberately not here: when ``run`` is called (the coordinator: on its tick and before a
 read chooses its timestamp), what the ticks contain (``storage.sources.generators``).
 """
@@ -123,16 +125,29 @@ class Ingestions:
         with self._lock:
             self._by_id[ingestion.source_id] = ingestion
 
-    def remove(self, source_id) -> None:
+    def remove(self, source_id):
+        """Stop ``source_id``'s ingestion (waiting for an external one's poll in progress); it."""
         with self._lock:
-            self._by_id.pop(source_id, None)
+            ing = self._by_id.pop(source_id, None)
+        lock = getattr(ing, "lock", None)
+        if lock is not None:
+            with lock:
+                pass
+        return ing
 
     def forget_collection(self, source_id, gid) -> None:
         """Source ``source_id`` no longer writes collection ``gid`` (a dropped subsource or
         progress collection)."""
         with self._lock:
             ing = self._by_id.get(source_id)
-            if ing is not None:
+        if ing is None:
+            return
+        lock = getattr(ing, "lock", None)
+        if lock is None:
+            with self._lock:
+                ing.forget(gid)
+        else:
+            with lock:
                 ing.forget(gid)
 
     def __contains__(self, source_id) -> bool:
@@ -152,8 +167,14 @@ class Ingestions:
             for ing in list(self._by_id.values()):
                 if isinstance(ing, Ingestion):
                     done += self._run_generator(ing, now_ms)
-                elif external:
-                    done += ing.run(self.storage)
+            others = [ing for ing in self._by_id.values() if not isinstance(ing, Ingestion)] if external else []
+        for ing in others:  # each under its own lock, so a slow server never holds up the generators or reads
+            if ing.lock.acquire(blocking=False):  # another thread is polling it: that poll will do
+                try:
+                    if ing.source_id in self._by_id:
+                        done += ing.run(self.storage)
+                finally:
+                    ing.lock.release()
         return done
 
     def _run_generator(self, ing: Ingestion, now_ms: int) -> int:

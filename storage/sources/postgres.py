@@ -24,6 +24,7 @@ when ``run`` is called (the coordinator's tick).
 from __future__ import annotations
 
 import secrets as _secrets
+import threading
 from typing import Optional
 
 from expr.functions import FUNCTIONS
@@ -130,6 +131,8 @@ class PostgresIngestion:
                 self.failed[gid] = m
                 self.tables = {oid: t for oid, t in self.tables.items() if t[3] != gid}
         self._pg = None
+        #: held while the slot is polled (``Ingestions.run``) and by whoever stops the source
+        self.lock = threading.Lock()
         #: statistics (``mz_source_statistics``): changes read, updates committed, the upstream
         #: position last seen (PostgreSQL's current WAL LSN) and whether the snapshot is in
         self.messages_received = 0
