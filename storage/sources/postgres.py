@@ -28,6 +28,7 @@ import threading
 from typing import Optional
 
 from expr.functions import FUNCTIONS
+from repr.errors import EvalError
 from storage.sources.ingest import state_key
 from storage.sources.pgoutput import UNCHANGED, decode, lsn_text, parse_lsn
 
@@ -292,6 +293,8 @@ class PostgresIngestion:
             self.fail(storage, e)
         except ValueError as e:
             self.fail(storage, SourceError("XX000", f"cannot decode the replication stream: {e}"))
+        except EvalError as e:  # a value mzlite's input function refuses: never skipped silently
+            self.fail(storage, SourceError(e.sqlstate, f"cannot read a replicated value: {e.message}"))
         if applied:
             self._advance_slot()
         return applied
