@@ -10,7 +10,7 @@ psycopg (``SELECT 1``, the password read from its secret).  Invariants: no resul
 introspection relation or SHOW output contains a secret's value; a connection depends on
 the secrets it names (DROP SECRET needs CASCADE while one does).  Deliberately not here:
 parsing and option checking (``sql.mzconnections``, ``planner.bind_connections``); sources
-over a connection (``CREATE SOURCE ... FROM POSTGRES`` is refused by the planner).
+over a connection (``mzlite.sources``).
 """
 from __future__ import annotations
 

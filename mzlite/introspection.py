@@ -3,7 +3,10 @@
 Owns the definitions and contents of ``mz_catalog`` relations (``mz_tables``,
 ``mz_views``, ``mz_materialized_views``, ``mz_indexes``, ``mz_sources``, ``mz_secrets``,
 ``mz_connections``, ``mz_columns``) and the
-``mz_internal`` introspection relations the two-runtime design asks for:
+``mz_internal`` relations: ``mz_source_statuses (id, name, type, status, error)`` and
+``mz_source_statistics (id, messages_received, updates_committed, snapshot_committed,
+offset_known, offset_committed)`` (the lag is ``offset_known - offset_committed``), and the
+introspection relations the two-runtime design asks for:
 ``mz_dataflows (id, name, runtime)``, the live dataflows with the runtime hosting each
 (as the Multiplexer routed them),
 and ``mz_peek_counts (runtime, kind, count)``, peeks received per runtime and kind
@@ -25,6 +28,10 @@ _SYSTEM = {
     "mz_materialized_views": (("id", "text"), ("name", "text"), ("definition", "text")),
     "mz_indexes": (("id", "text"), ("name", "text"), ("on_id", "text"), ("key", "text")),
     "mz_sources": (("id", "text"), ("name", "text"), ("type", "text"), ("cluster", "text")),
+    "mz_source_statuses": (("id", "text"), ("name", "text"), ("type", "text"), ("status", "text"),
+                           ("error", "text")),
+    "mz_source_statistics": (("id", "text"), ("messages_received", "int8"), ("updates_committed", "int8"),
+                             ("snapshot_committed", "bool"), ("offset_known", "int8"), ("offset_committed", "int8")),
     "mz_secrets": (("id", "text"), ("name", "text")),
     "mz_connections": (("id", "text"), ("name", "text"), ("type", "text")),
     "mz_columns": (("id", "text"), ("name", "text"), ("position", "int8"), ("nullable", "bool"),
@@ -127,6 +134,31 @@ class Introspection:
         from mzlite.sources import source_rows
         return [(str(gid), name, typ, cluster) for gid, name, typ, cluster in source_rows(self.db)]
 
+    def _rows_mz_source_statuses(self):
+        """Every source and subsource: a source's status; a subsource ``stalled`` with its
+        error when it failed (a schema change, a TRUNCATE), else its source's."""
+        out = []
+        sources = self.db.storage.sources
+        for item in self.db.catalog.items("source"):
+            info = item.source
+            if info is None or info.type == "progress":
+                continue
+            ing = sources.get(item.id if info.parent is None else info.parent)
+            status, error = ing.status() if ing is not None else ("running", None)
+            if info.parent is not None:
+                failed = getattr(ing, "failed", {}).get(item.id)
+                status, error = ("stalled", failed) if failed else (status, None)
+            out.append((str(item.id), item.name, info.type, status, error))
+        return out
+
+    def _rows_mz_source_statistics(self):
+        out = []
+        for item in self.db.catalog.items("source"):
+            ing = self.db.storage.sources.get(item.id) if item.source and item.source.parent is None else None
+            if ing is not None:
+                out.append((str(item.id),) + tuple(ing.statistics()))
+        return out
+
     def _rows_mz_secrets(self):
         from mzlite.connections import secret_rows
         return [(str(gid), name) for gid, name in secret_rows(self.db)]
@@ -198,7 +230,8 @@ def schema_of(item) -> str:
         return "information_schema"
     if item.name.startswith("pg_catalog."):
         return "pg_catalog"
-    return "mz_internal" if item.name in ("mz_dataflows", "mz_peek_counts") else "mz_catalog"
+    return "mz_internal" if item.name in ("mz_dataflows", "mz_peek_counts", "mz_source_statuses",
+                                          "mz_source_statistics") else "mz_catalog"
 
 
 def bare_name(item) -> str:

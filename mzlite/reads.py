@@ -187,7 +187,7 @@ class Reader:
         due by the clock ingested before it is chosen (so it is at or after them), every table's
         upper first advanced past it (so a read or a dataflow there is answerable at once), or
         ``since`` when that is later."""
-        self.db.storage.sources.run(self.db.oracle.clock())  # a source's ticks due by now are readable now
+        self.db.storage.sources.run(self.db.oracle.clock(), external=False)  # ticks due by now are readable now
         t = self.db.oracle.read_ts(at_clock)
         self.db.storage.advance_tables(t + 1)
         return max(t, since)

@@ -113,6 +113,7 @@ HANDLERS = {
     P.RenamePlan: namespaces.rename,
     P.CommentPlan: namespaces.comment,
     P.CreateSourcePlan: sources.create_source,
+    P.CreatePostgresSourcePlan: sources.create_postgres_source,
     P.CreateSecretPlan: connections.create_secret,
     P.AlterSecretPlan: connections.alter_secret,
     P.CreateConnectionPlan: connections.create_connection,

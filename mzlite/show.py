@@ -89,7 +89,7 @@ def show_objects(db, session, plan, stmt, params) -> Result:
                                                    for i in cat.items("connection") if keep(i.name)])
     if kind == "subsources":  # of one source (``on``), or of every source
         return _rows(("name", "type"), [(bare(i.name), i.source.type) for i in cat.items("source")
-                                        if i.source is not None and i.source.type != "load-generator"
+                                        if i.source is not None and i.source.parent is not None
                                         and (plan.on is None or i.source.parent == plan.on)])
     if kind == "sources":
         from mzlite.sources import source_rows

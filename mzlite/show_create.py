@@ -114,12 +114,15 @@ def show_create_sql(db, item) -> str:
         keys = [quote(k) if re.fullmatch(r"[a-z_][a-z0-9_$]*", k) else k for k in item.key_sql]
         return (f"CREATE INDEX {quote(bare)} IN CLUSTER {quote(item.cluster or 'quickstart')} ON {qualified(on.name)} "
                 f"({', '.join(keys)})")
-    if item.kind == "source" and item.source is not None and item.source.type != "load-generator":
+    if item.kind == "source" and item.source is not None and item.source.parent is not None:
         parent = db.catalog.get(item.source.parent)
         cols = ", ".join(f"{quote(c.name)} {type_sql(c)}" + ("" if c.nullable else " NOT NULL") for c in item.columns)
         if item.source.type == "progress":
             return f"CREATE SUBSOURCE {qualified(item.name)} ({cols}) WITH (PROGRESS = true)"
-        return (f"CREATE SUBSOURCE {qualified(item.name)} ({cols}) OF SOURCE {qualified(parent.name)} WITH "
-                f"(EXTERNAL REFERENCE = {quote('mz_load_generators')}.{quote(item.source.generator)}."
-                f"{quote(item.source.output)})")
+        if item.source.generator == "postgres":  # output: the upstream schema.table
+            ref = ".".join(quote(p) for p in item.source.output.split(".", 1))
+        else:
+            ref = f"{quote('mz_load_generators')}.{quote(item.source.generator)}.{quote(item.source.output)}"
+        return f"CREATE SUBSOURCE {qualified(item.name)} ({cols}) OF SOURCE {qualified(parent.name)} WITH " \
+               f"(EXTERNAL REFERENCE = {ref})"
     return item.create_sql

@@ -1,7 +1,10 @@
 """Sources in the adapter: CREATE SOURCE's effects, dropping a source, and what SHOW and
 ``mz_sources`` say about them.
 
-Owns the sequencer's handler of ``CreateSourcePlan``: the generator
+Owns the sequencer's handlers of ``CreateSourcePlan`` and ``CreatePostgresSourcePlan`` (a
+PostgreSQL source: its publication's tables described, a subsource per table, the slot and
+the snapshot of ``storage.sources.postgres``; a data directory replays it from the persisted
+description and position without contacting PostgreSQL).  For a load generator: the generator
 (``storage.sources``), one catalog item of kind ``source`` per collection -- the source
 itself, its progress collection and, for a multi-output generator, one subsource per output
 in the source's schema -- each a storage collection written by the source's ingestion through
@@ -107,12 +110,15 @@ def create_source(db, session, plan, stmt, params) -> Result:
 
 def drop_source_item(db, item) -> None:
     """Stop ingesting into ``item`` (a source, subsource or progress collection) before it is
-    dropped: a source's ingestion ends; a subsource or progress collection is no longer written."""
+    dropped: a source's ingestion ends (a PostgreSQL source's replication slot is dropped); a
+    subsource or progress collection is no longer written."""
     info = item.source
     if info is None:
         return
-    if info.type == "load-generator":
-        db.storage.sources.remove(item.id)
+    if info.parent is None:
+        ing = db.storage.sources.remove(item.id)
+        if ing is not None and hasattr(ing, "drop_slot"):
+            ing.drop_slot()
     else:
         db.storage.sources.forget_collection(info.parent, item.id)
 
@@ -126,3 +132,97 @@ def source_rows(db) -> list:
         out.append((item.id, item.name, info.type if info is not None else "source",
                     item.cluster if info is None or info.type != "progress" else None))
     return out
+
+
+# ------------------------------------------------------------------ PostgreSQL sources
+
+
+def conninfo_of(db, conn) -> dict:
+    """psycopg's connection parameters for the PostgreSQL connection item ``conn``."""
+    opts = dict(conn.connection[1])
+    kw = {"host": opts["HOST"], "user": opts["USER"], "connect_timeout": 5}
+    if "PORT" in opts:
+        kw["port"] = opts["PORT"]
+    if "DATABASE" in opts:
+        kw["dbname"] = opts["DATABASE"]
+    if "SSL MODE" in opts:
+        kw["sslmode"] = opts["SSL MODE"].lower()
+    if "PASSWORD" in opts:
+        secret = db.secrets.get(opts["PASSWORD"])
+        if secret is None:
+            raise E.error_for(E.UNDEFINED_OBJECT, f"the password secret of connection {conn.name} no longer exists")
+        kw["password"] = secret.decode("utf-8", "replace")
+    return kw
+
+
+def create_postgres_source(db, session, plan, stmt, params) -> Result:
+    """CREATE SOURCE ... FROM POSTGRES: the publication's tables described (or, replaying a data
+    directory, the persisted description), a subsource per table, the slot and the snapshot
+    (``storage.sources.postgres``)."""
+    from mzlite.ddl import require_cluster
+    from storage.sources.postgres import PostgresIngestion, SourceError, describe
+    cat = db.catalog
+    if cat.try_resolve(plan.name) is not None:
+        if plan.if_not_exists:
+            return Result(plan.tag, None)
+        raise E.error_for(E.DUPLICATE_OBJECT, f"catalog item '{plan.name}' already exists")
+    session.refuse_in_transaction(plan)
+    cluster = require_cluster(db, session, plan.in_cluster)
+    conninfo = conninfo_of(db, cat.get(plan.connection_id))
+    # replaying: the persisted description (keyed by the id the item is replayed with); else
+    # PostgreSQL is asked before any id is allocated, so the source's ids stay consecutive
+    state = db.storage.restored_meta.pop(state_key(db.forced_user_id), None) if db.replaying else None
+    try:
+        if state is not None:
+            described = [(s, n, oid, [tuple(c) for c in cols]) for s, n, oid, cols in state["tables"]]
+        else:
+            with db.unlocked():  # a network round trip
+                described = describe(conninfo, plan.publication, None if plan.tables is None
+                                     else [t for t, _alias in plan.tables])
+    except SourceError as e:
+        raise E.error_for(e.sqlstate, e.message) from None
+    aliases = {t[1]: alias for t, alias in plan.tables} if plan.tables is not None else {}
+    prefix = "" if plan.schema == "public" else plan.schema + "."
+    subs = [(s, n, oid, cols, prefix + aliases.get(n, n)) for s, n, oid, cols in described]
+    names = [plan.name, plan.progress_name] + [sub[4] for sub in subs]
+    for n in names:
+        if cat.try_resolve(n) is not None or names.count(n) > 1:
+            raise E.error_for(E.DUPLICATE_OBJECT, f"catalog item '{n}' already exists")
+    src = db.allocate_user()
+    ids = [src] + [GlobalId("u", src.n + k) if db.replaying else db.allocate_user() for k in range(1, len(names))]
+    items = [CatalogItem(src, plan.name, "source", (), create_sql=plan.create_sql, cluster=cluster,
+                         depends_on=frozenset({plan.connection_id}), source=SourceInfo("postgres", "postgres")),
+             CatalogItem(ids[1], plan.progress_name, "source", (ColumnDef("lsn", "int8", True),),
+                         depends_on=frozenset({src}), source=SourceInfo("progress", "postgres", parent=src))]
+    tables = []
+    for gid, (s, n, oid, cols, name) in zip(ids[2:], subs):
+        items.append(CatalogItem(gid, name, "source", tuple(ColumnDef(c[0], c[2], c[3]) for c in cols),
+                                 depends_on=frozenset({src}), cluster=cluster,
+                                 source=SourceInfo("subsource", "postgres", parent=src, output=f"{s}.{n}")))
+        tables.append((s, n, oid, cols, gid))
+    ing = PostgresIngestion(src, conninfo, plan.publication, tables, ids[1], state)
+    created = []
+    try:
+        for item in items:
+            db.storage.create_table(item.id, item.arity())
+            created.append(item.id)
+        if state is None:
+            with db.unlocked():
+                ing.snapshot(db.storage)
+        for item in items:
+            cat.add(item)
+    except BaseException as e:
+        for gid in created:
+            db.storage.drop(gid)
+            if gid in cat:
+                cat.remove(gid)
+        if state is None:
+            ing.drop_slot()
+        if isinstance(e, SourceError):
+            raise E.error_for(e.sqlstate, e.message) from None
+        raise
+    if ing.failed:  # restored: subsources that had failed stay failed
+        for gid, message in ing.failed.items():
+            db.storage.fail_collections([gid], message)
+    db.storage.sources.add(ing)
+    return Result(plan.tag, None)

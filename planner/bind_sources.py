@@ -1,10 +1,12 @@
 """CREATE SOURCE and DROP SOURCE -> plans.
 
-Owns which sources mzlite can create (load generators COUNTER, AUCTION, MARKETING and TPCH)
-and the checking and normalising of their options (``TICK INTERVAL``, ``AS OF``, ``UP TO``,
-``SCALE FACTOR``, ``MAX CARDINALITY``) into a ``CreateSourcePlan``; the refusal, naming what
-is unsupported (0A000), of every other connector (PostgreSQL, Kafka, MySQL, SQL Server,
-webhooks) and generator; DROP SOURCE's resolution into a ``DropPlan``.  Invariant: a plan
+Owns which sources mzlite can create -- load generators COUNTER, AUCTION, MARKETING and TPCH,
+their options (``TICK INTERVAL``, ``AS OF``, ``UP TO``, ``SCALE FACTOR``, ``MAX CARDINALITY``)
+checked and normalised into a ``CreateSourcePlan``; PostgreSQL through a connection
+(``PUBLICATION``, ``FOR ALL TABLES | FOR TABLES``) into a ``CreatePostgresSourcePlan`` -- the
+refusal, naming what is unsupported (0A000), of every other connector (Kafka, MySQL, SQL
+Server, webhooks), generator and option; DROP SOURCE's resolution into a ``DropPlan``; SHOW
+SUBSOURCES; the refused source statements (``sql.mzsources.Refused``).  Invariant: a plan
 names only options the generator honours -- an option mzlite cannot honour is refused,
 never ignored.  Deliberately not here: the generators' outputs and data
 (``storage.sources``), creating the catalog items and collections (``mzlite.sources``).
@@ -54,11 +56,16 @@ def _count(b, name: str, value, loc, minimum: int = 0) -> int:
 
 def create_source(b, stmt, node: mz.CreateSource):
     cloc = node.connector_location
+    if node.connector == "POSTGRES" and node.connection is not None:
+        return _postgres_source(b, stmt, node)
     if node.connector != "LOAD GENERATOR":
         what = _CONNECTOR_WORDS.get(node.connector, node.connector)
+        if node.connector == "POSTGRES":
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, "CREATE SOURCE ... FROM POSTGRES needs CONNECTION name: "
+                          "mzlite reads PostgreSQL through a connection (CREATE CONNECTION ... TO POSTGRES)", cloc)
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"CREATE SOURCE ... FROM {node.connector} is not supported: "
-                      f"mzlite cannot ingest from {what} (its sources are the load generators COUNTER, AUCTION, "
-                      f"MARKETING and TPCH)", cloc)
+                      f"mzlite cannot ingest from {what} (its sources are PostgreSQL and the load generators "
+                      f"COUNTER, AUCTION, MARKETING and TPCH)", cloc)
     gen = node.generator
     if gen not in _OPTIONS:
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"LOAD GENERATOR {gen} is not supported (mzlite has COUNTER, "
@@ -111,6 +118,50 @@ def create_source(b, stmt, node: mz.CreateSource):
                               tables, node.if_not_exists, stmt.text, node.in_cluster)
 
 
+def _postgres_source(b, stmt, node: mz.CreateSource):
+    cloc = node.connector_location
+    name = b.catalog.key_for(node.name, b.pos(node.location))
+    schema = b.catalog.schema_of(node.name, b.pos(node.location), write=True)
+    if b.catalog.try_resolve(name) is not None and not node.if_not_exists:
+        raise b.error(errors.DUPLICATE_OBJECT, f"catalog item '{name}' already exists", node.location)
+    conn = b.catalog.resolve(node.connection, position=b.pos(cloc))
+    if conn.kind != "connection" or conn.connection is None or conn.connection[0] != "postgres":
+        raise b.error(errors.WRONG_OBJECT_TYPE, f'"{conn.name}" is not a PostgreSQL connection', cloc)
+    publication = None
+    for opt, value in node.options:
+        if opt != "PUBLICATION":
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, f"POSTGRES source option {opt} is not supported (mzlite "
+                          f"accepts PUBLICATION)", cloc)
+        if not isinstance(value, str):
+            raise b.error(errors.INVALID_PARAMETER_VALUE, "PUBLICATION must be a string", cloc)
+        publication = value
+    if publication is None:
+        raise b.error(errors.INVALID_PARAMETER_VALUE, "a POSTGRES source needs (PUBLICATION 'name')", cloc)
+    if node.with_options:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"CREATE SOURCE ... WITH ({node.with_options[0][0]}) is not "
+                      f"supported", cloc)
+    if node.for_schemas is not None:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, "FOR SCHEMAS is not supported for PostgreSQL sources (name the "
+                      "tables: FOR TABLES (...), or FOR ALL TABLES)", cloc)
+    if not node.for_all_tables and node.for_tables is None:
+        raise b.error(errors.SYNTAX_ERROR, "multi-output sources require a FOR TABLES (..) or FOR ALL TABLES "
+                      "statement", cloc)
+    tables = None
+    if node.for_tables is not None:
+        out = []
+        for parts, alias in node.for_tables:
+            if len(parts) > 2:
+                raise b.error(errors.FEATURE_NOT_SUPPORTED, f"a database-qualified table ({'.'.join(parts)}) is "
+                              f"not supported: name it schema.table", cloc)
+            out.append(((parts[0] if len(parts) == 2 else None, parts[-1]), alias or parts[-1]))
+        tables = tuple(out)
+    progress = node.expose_progress or (node.name[:-1] + (node.name[-1] + "_progress",))
+    progress_name = b.catalog.key_for(progress, b.pos(node.location))
+    b.depends_on.add(conn.id)
+    return P.CreatePostgresSourcePlan(name, schema, conn.id, publication, progress_name, tables,
+                                      node.if_not_exists, stmt.text, node.in_cluster)
+
+
 def refused(b, stmt, node: mz.Refused):
     reason = f": {node.reason}" if node.reason else ""
     raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{node.what} is not supported{reason}", 0)
@@ -120,7 +171,7 @@ def show_subsources(b, stmt, node: mz.ShowSubsources):
     on = None
     if node.on is not None:
         item = b.catalog.resolve(node.on, position=b.pos(node.location))
-        if item.kind != "source" or item.source is None or item.source.type != "load-generator":
+        if item.kind != "source" or item.source is None or item.source.parent is not None:
             raise b.error(errors.WRONG_OBJECT_TYPE, f'"{item.name}" is not a source', node.location)
         on = item.id
     return P.ShowObjectsPlan("subsources", on, None)

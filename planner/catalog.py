@@ -65,8 +65,9 @@ class CheckConstraint:
 
 @dataclass(frozen=True)
 class SourceInfo:
-    """What a ``source`` item is: the source itself (``type`` ``load-generator``), one of its
-    subsources (``subsource``, the generator output ``output``) or its progress collection
+    """What a ``source`` item is: the source itself (``type`` ``load-generator`` or
+    ``postgres``; ``parent`` None), one of its subsources (``subsource``; ``output`` the
+    generator output or the upstream ``schema.table``) or its progress collection
     (``progress``), as Materialize's ``mz_sources.type`` names them.  A source's collections
     are written only by its ingestion, never by INSERT, UPDATE, DELETE or COPY."""
     type: str

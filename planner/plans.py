@@ -178,6 +178,22 @@ _DROP_TAGS = {"table": "DROP TABLE", "view": "DROP VIEW", "materialized_view": "
 
 
 @dataclass(frozen=True)
+class CreatePostgresSourcePlan(DdlPlan):
+    """``CREATE SOURCE ... FROM POSTGRES CONNECTION c (PUBLICATION 'p')``: ``tables`` None for
+    ``FOR ALL TABLES``, else ``((schema or None, table), subsource name)`` pairs."""
+    name: str
+    schema: str
+    connection_id: GlobalId
+    publication: str
+    progress_name: str
+    tables: Optional[tuple] = None
+    if_not_exists: bool = False
+    create_sql: str = ""
+    in_cluster: Optional[str] = None
+    tag: ClassVar[str] = "CREATE SOURCE"
+
+
+@dataclass(frozen=True)
 class CreateSecretPlan(DdlPlan):
     """``value``: the secret's bytes (never in ``create_sql``, which is redacted)."""
     name: str

@@ -36,6 +36,7 @@ class CreateSource:
     if_not_exists: bool = False
     location: int = 0             #: of the source's name
     connector_location: int = 0   #: of the connector's first word
+    connection: Optional[tuple[str, ...]] = None  #: FROM POSTGRES CONNECTION name
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,8 @@ def _option_name(ctx) -> str:
 
 
 def options(ctx) -> tuple:
-    """``(name [=] value, ...)``; a value is a literal or a word; no value means True."""
+    """``(name [=] value, ...)``; a value is a literal, a word or the text of a parenthesized
+    list or of several words; no value means True."""
     ctx.expect("(")
     out = []
     if ctx.accept(")"):
@@ -87,6 +89,10 @@ def options(ctx) -> tuple:
         elif ctx.peek() == "-" or ctx.peek() == "\0-":
             ctx.i += 1
             val = -ctx.literal()
+        elif ctx.peek() == "(":  # a parenthesized list (TEXT COLUMNS (t.c, ...)): its text
+            close = ctx.matching_paren(ctx.i)
+            val = ctx.ptext[ctx.toks[ctx.i].start:ctx.toks[close].end]
+            ctx.i = close + 1
         elif ctx.peek(1) in _VALUE_END:
             val = ctx.literal()
         else:  # a value of several words (RETAIN HISTORY = FOR '1h'): its text
@@ -169,15 +175,21 @@ def parse_source_statement(ctx):
     connector = next((c for c in CONNECTORS if ctx.accept(*c.split())), None)
     if connector is None:
         raise ctx.error_here()
-    if connector != "LOAD GENERATOR":  # the planner refuses it by name: the rest is not read
+    connection = None
+    if connector == "POSTGRES" and ctx.accept("CONNECTION"):
+        connection = ctx.name()
+        generator = None
+        opts = options(ctx) if ctx.peek() == "(" else ()
+    elif connector != "LOAD GENERATOR":  # the planner refuses it by name: the rest is not read
         return ctx.stmt("create_source", CreateSource(name, connector, in_cluster=cluster,
                                                       if_not_exists=if_not_exists, location=loc,
                                                       connector_location=cloc))
-    words = [ctx.ident(keywords=True).upper()]  # KEY VALUE is two words
-    while ctx.peek() not in ("(", "FOR", "EXPOSE", "WITH", "") and not ctx.peek().startswith("\0"):
-        words.append(ctx.ident(keywords=True).upper())
-    generator = " ".join(words)
-    opts = options(ctx) if ctx.peek() == "(" else ()
+    else:
+        words = [ctx.ident(keywords=True).upper()]  # KEY VALUE is two words
+        while ctx.peek() not in ("(", "FOR", "EXPOSE", "WITH", "") and not ctx.peek().startswith("\0"):
+            words.append(ctx.ident(keywords=True).upper())
+        generator = " ".join(words)
+        opts = options(ctx) if ctx.peek() == "(" else ()
     for_all = False
     for_tables = for_schemas = progress = None
     if ctx.accept("FOR", "ALL", "TABLES"):
@@ -194,4 +206,4 @@ def parse_source_statement(ctx):
     _end(ctx)
     return ctx.stmt("create_source", CreateSource(name, connector, generator, opts, for_all, for_tables,
                                                   for_schemas, progress, with_opts, cluster, if_not_exists,
-                                                  loc, cloc))
+                                                  loc, cloc, connection))

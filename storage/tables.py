@@ -161,6 +161,16 @@ class TableStorage:
                     coll.advance_upper(t + 1)
             return t
 
+    def fail_collections(self, ids, message: str) -> None:
+        """A source cannot continue: its collections stop advancing and fail with ``message``
+        (readers waiting on them get it)."""
+        with self._lock:
+            for id in ids:
+                coll = self.collections.get(id)
+                self.tables.discard(id)
+                if coll is not None:
+                    coll.fail(message)
+
     def folding(self) -> bool:
         """Some collection has a fold in progress (``StorageCollection.fold_step``)."""
         return any(c.folding() for c in list(self.collections.values()))

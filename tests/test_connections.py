@@ -1,6 +1,7 @@
 """Secrets and connections: CREATE/ALTER/DROP SECRET, CREATE/VALIDATE/DROP CONNECTION TO
 POSTGRES, what SHOW and the catalog relations show (never a secret's value), durability, and
-the refusals (other connection types, CREATE SOURCE ... FROM POSTGRES).
+the refusals (other connection types and options); sources over a connection are
+``tests/test_source_postgres.py``.
 
 Validation connects to a real PostgreSQL 15: ``MZLITE_SLT_PG=host:port`` (CI), else one
 started as .ci/start-postgres does; those tests are skipped when PostgreSQL is not installed.
@@ -80,7 +81,7 @@ def test_a_connection_depends_on_its_secret(con):
     ("CREATE CONNECTION k TO POSTGRES (HOST 'x', USER 'y', PASSWORD SECRET nope)", "42P01", "nope"),
     ("CREATE CONNECTION k TO POSTGRES (HOST 'x', USER 'y', SSL MODE 'sometimes')", "22023", "SSL MODE"),
     ("CREATE CONNECTION k TO POSTGRES (HOST 'x', USER 'y', PORT 70000)", "22023", "PORT"),
-    ("CREATE SOURCE s FROM POSTGRES CONNECTION pg (PUBLICATION 'p') FOR ALL TABLES", "0A000", "PostgreSQL"),
+    ("CREATE SOURCE s FROM POSTGRES CONNECTION nope (PUBLICATION 'p') FOR ALL TABLES", "42P01", "nope"),
 ])
 def test_what_cannot_be_honoured_is_refused_by_name(con, sql, sqlstate, words):
     with pytest.raises(mzlite.Error) as e:

@@ -212,6 +212,11 @@ def test_show_sources_mz_sources_and_drop(clocked_con):
         ("a", "subsource"), ("ah", "load-generator"), ("ah_prog", "progress"), ("bids", "subsource"),
         ("c", "load-generator"), ("c_progress", "progress")]
     assert "LOAD GENERATOR COUNTER" in con.execute("SHOW CREATE SOURCE c").fetchall()[0][1]
+    assert rows(con, "SELECT name, type, status FROM mz_internal.mz_source_statuses") == [
+        ("a", "subsource", "running"), ("ah", "load-generator", "running"), ("bids", "subsource", "running"),
+        ("c", "load-generator", "running")]
+    assert rows(con, "SELECT offset_known, offset_committed, snapshot_committed FROM mz_source_statistics") == [
+        (1, 1, True), (1, 1, True)]
     assert con.execute("SHOW CREATE SOURCE bids").fetchall()[0][1].startswith(
         'CREATE SUBSOURCE "materialize"."public"."bids" ("id" "pg_catalog"."int8" NOT NULL, ')
     assert "WITH (PROGRESS = true)" in con.execute("SHOW CREATE SOURCE c_progress").fetchall()[0][1]
@@ -236,7 +241,8 @@ def test_show_sources_mz_sources_and_drop(clocked_con):
 
 
 @pytest.mark.parametrize("sql, sqlstate, words", [
-    ("CREATE SOURCE s FROM POSTGRES CONNECTION pg (PUBLICATION 'p') FOR ALL TABLES", "0A000", "PostgreSQL"),
+    ("CREATE SOURCE s FROM POSTGRES CONNECTION pg (PUBLICATION 'p') FOR ALL TABLES", "42P01", "'pg'"),
+    ("CREATE SOURCE s FROM POSTGRES (PUBLICATION 'p') FOR ALL TABLES", "0A000", "PostgreSQL"),
     ("CREATE SOURCE s FROM KAFKA CONNECTION k (TOPIC 't')", "0A000", "Kafka"),
     ("CREATE SOURCE s FROM MYSQL CONNECTION m FOR ALL TABLES", "0A000", "MySQL"),
     ("CREATE SOURCE s FROM SQL SERVER CONNECTION m FOR ALL TABLES", "0A000", "SQL Server"),
