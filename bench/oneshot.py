@@ -273,7 +273,7 @@ def run(args):
     sizes = [100_000] if args.quick else [100_000, 1_000_000]
     if args.orders:
         sizes = [args.orders]
-    res = {"sizes": {}}
+    res = {"sizes": {}, "load_average_start": os.getloadavg()[0]}
     engines = []
     for n in sizes:
         emit(f"one-shot queries over {n:,} rows")
@@ -283,12 +283,14 @@ def run(args):
     if mz is not None:
         _cancel(mz, emit, res)
     _select5(args, emit, res)
+    res["load_average_end"] = os.getloadavg()[0]
     print(report(res))
     return res
 
 
 def report(res) -> str:
-    lines = []
+    lines = [f"load average {res.get('load_average_start', 0):.1f} at the start, "
+             f"{res.get('load_average_end', 0):.1f} at the end (above 2: noise on 2 cores)"]
     peers = ["python", "duckdb", "sqlite"]
     for n, qs in res["sizes"].items():
         rows = []

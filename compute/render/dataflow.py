@@ -65,6 +65,7 @@ from compute.render.letrec import LetRecOp, free_ids
 from compute.render.mfp import MfpOp
 from compute.render.operator import Operator, consolidate_pairs, key_function
 from compute.render.reduce import DistinctOp, ReduceOp
+from expr.aggregate import Count, new_state
 from compute.render.threshold import NegateOp, ThresholdOp, UnionOp
 from compute.render.topk import TopKOp
 from expr.mfp import MapFilterProject
@@ -97,7 +98,7 @@ class ExportedIndex:
 
 
 class _Node:
-    __slots__ = ("index", "op", "consumers", "input", "name", "fused_into")
+    __slots__ = ("index", "op", "consumers", "input", "name", "fused_into", "count_into")
 
     def __init__(self, index: int, op: Optional[Operator], name: str, input=None):
         self.index = index
@@ -110,6 +111,9 @@ class _Node:
         #: the input adapter when this node is a source of data
         self.input = input
         self.name = name
+        #: the global count(*) reduce node this input feeds through a pure projection: its
+        #: updates go into the group as one sum of diffs (``Dataflow._count_into``)
+        self.count_into: Optional["_Node"] = None
 
 
 class _Collector:
@@ -390,6 +394,8 @@ class Dataflow:
                     c = c.consumers[0][0]
                 if c.__class__ is _Node and c.op.__class__ is ReduceOp and node.op.fuse_reduce(c.op, project):
                     node.fused_into = c
+        for node in self._inputs:
+            self._plan_count_into(node)
         self._flushable = [n for n in self._nodes if n.op is not None and n.op.needs_flush]
         self._future_ops = [n for n in self._nodes if isinstance(n.op, MfpOp) and n.op.temporal]
         # scheduler state
@@ -406,6 +412,43 @@ class Dataflow:
         self._done = False
 
     # -------------------------------------------------------------- building
+    def _plan_count_into(self, node: _Node) -> None:
+        """An input whose only consumer is a pure projection whose only consumer is a
+        global reduce of ``count(*)``-like aggregates (counts of non-NULL literals): its
+        updates need no rows at all, only their diffs' sum (``count(*) FROM t``)."""
+        if len(node.consumers) != 1:
+            return
+        mfp, _port = node.consumers[0]
+        if not (mfp.__class__ is _Node and mfp.op.__class__ is MfpOp and mfp.op.project is not None
+                and not mfp.op.temporal and len(mfp.consumers) == 1):
+            return
+        red = mfp.consumers[0][0]
+        if red.__class__ is not _Node or red.op.__class__ is not ReduceOp:
+            return
+        spec = red.op.batch_spec
+        if spec is None or spec[0]:
+            return
+        if not red.op.aggs or any(type(a) is not Count or p not in ("True", "1")
+                                  for a, p in zip(red.op.aggs, spec[1])):
+            return
+        node.count_into = red
+
+    def _count_into(self, node: _Node, oks) -> None:
+        """``oks`` into ``node.count_into``'s one group: its count and every count(*)."""
+        total = sum(oks.values()) if oks.__class__ is dict else sum(d for _r, d in oks)
+        if not total:
+            return
+        red = node.count_into
+        op = red.op
+        G = op.groups.get(())
+        if G is None:
+            G = op.groups[()] = new_state(op.aggs)
+        G[0] += total
+        for a in op.aggs:
+            G[a.off] += total
+        op.touched.add(())
+        self._mark_dirty(red.index)
+
     def _check_since(self, id, since) -> None:
         if since is None or since > self.as_of:
             raise ComputeProtocolError(
@@ -680,6 +723,9 @@ class Dataflow:
         emitted, so at most one chunk's pairs exist beside it."""
         if errs:
             self._cur_inputs.append((node, [], list(errs)))
+        if node.count_into is not None:
+            self._count_into(node, oks)
+            return
         if oks and oks.__class__ is not dict and node.input.__class__ is _SourceInput and all(
                 c.__class__ is _Collector and c.kind == "index" for c, _port in node.consumers):
             # a table's write straight into its indexes: each takes the log entry whole
