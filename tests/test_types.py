@@ -49,7 +49,7 @@ CAST_CONTEXTS = [
     ("int8", "int4", "assignment"), ("float8", "numeric", "assignment"), ("numeric", "int2", "assignment"),
     ("int4", "text", "assignment"), ("bool", "text", "assignment"), ("float8", "text", "assignment"),
     ("text", "int4", "explicit"), ("text", "bool", "explicit"), ("bool", "int4", "explicit"),
-    ("int4", "bool", "explicit"), ("int8", "bool", None), ("bool", "float8", None), ("text", "unknown", None),
+    ("int4", "bool", "explicit"), ("int8", "bool", "explicit"), ("int2", "bool", None), ("bool", "float8", None), ("text", "unknown", None),
 ]
 
 
