@@ -379,9 +379,17 @@ _DROP_KINDS = {"OBJECT_TABLE": "table", "OBJECT_VIEW": "view", "OBJECT_MATVIEW":
                "OBJECT_INDEX": "index"}
 
 
+def _create_named_type(b: Binder, stmt, node):
+    from planner.bind_types import create_named_type
+    return create_named_type(b, stmt, node)
+
+
 def _drop(b: Binder, stmt, node):
     if enum_name(node.removeType) == "OBJECT_SCHEMA":
         return N.drop_schema(b, stmt, node)
+    if enum_name(node.removeType) == "OBJECT_TYPE":
+        from planner.bind_types import drop_named_type
+        return drop_named_type(b, stmt, node)
     kind = _DROP_KINDS.get(enum_name(node.removeType))
     if kind is None:
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"DROP {enum_name(node.removeType)[7:]} is not supported", 0)
@@ -666,5 +674,5 @@ _DISPATCH = {
     "create_schema": N.create_schema, "create_cluster": N.create_cluster,
     "drop_cluster": N.drop_cluster, "create_cluster_replica": N.create_cluster_replica,
     "drop_cluster_replica": N.drop_cluster_replica, "alter_cluster": N.alter_cluster, "rename": N.rename,
-    "comment": N.comment,
+    "comment": N.comment, "create_named_type": _create_named_type,
 }
