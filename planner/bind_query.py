@@ -152,6 +152,8 @@ class Binder:
             named = named_type(self.catalog, names)
             if named is not None:
                 return named + "[]" if tn.arrayBounds else named
+        if names == ["char"]:  # pglast spells only a quoted "char" (or pg_catalog.char) so
+            return "char[]" if tn.arrayBounds else "char"
         text = ".".join(names)
         try:
             if tn.arrayBounds:  # one-dimensional arrays (declared bounds are ignored, as PostgreSQL)
