@@ -334,7 +334,7 @@ RESOLUTION_ERRORS = [
     (resolve_operator, ("%", "float8", "float8"), "42883", None),
     (resolve_operator, ("||", "int4", "int4"), "42883", None),
     (resolve_operator, ("LIKE", "int4", "text"), "42883", None),
-    (resolve_operator, ("AND", "int4", "bool"), "42804", "argument of AND must be type boolean, not type integer"),
+    (resolve_operator, ("AND", "int4", "bool"), "42804", "AND argument must have type boolean, not type integer"),
     (resolve_operator, ("IS TRUE", "text", None), "42804", None),
     (resolve_operator, ("=", "bool", "int4"), "42883", None),
     (resolve_function, ("upper", ("int4",)), "42883", "function upper(integer) does not exist"),
