@@ -503,8 +503,8 @@ SAMPLES["text"] = SAMPLES["text"] + ["month", "2020-01-02 03:04:05", "1 day"]
 
 
 # ---- real (float4) and char(n) ----
-PY_TYPE.update({"float4": float, "bpchar": str, "char": str})
-SAMPLES.update({"float4": [0.0, 0.1, -2.25, 3.4e38], "bpchar": ["a  ", "ab", ""], "char": ["a", "", "\\303"]})
+PY_TYPE.update({"float4": float, "bpchar": str, "char": str, "oid": int})
+SAMPLES.update({"float4": [0.0, 0.1, -2.25, 3.4e38], "bpchar": ["a  ", "ab", ""], "char": ["a", "", "\\303"], "oid": [0, 7, 4294967295]})
 # ---- end ----
 
 
