@@ -21,6 +21,7 @@ import re
 from mzlite.cursor import Result
 from mzlite.ddl import drop_ids
 from planner.catalog import Cluster
+from sql import errors as E
 
 
 def create_schema(db, session, plan, stmt, params) -> Result:
@@ -40,6 +41,24 @@ def _drop_named(db, session, plan, table: dict) -> Result:
 
 def drop_schema(db, session, plan, stmt, params) -> Result:
     return _drop_named(db, session, plan, db.catalog.schemas)
+
+
+def create_named_type(db, session, plan, stmt, params) -> Result:
+    """``CREATE TYPE ... AS LIST|MAP``: a name for a structural type, in memory only (a
+    durable database refuses it: named types are not persisted, and a table's stored
+    ``create_sql`` naming one could not be replayed)."""
+    session.refuse_in_transaction(plan)
+    if db.path is not None:
+        raise E.NotSupportedError("CREATE TYPE is not supported in a durable database (named types are not persisted)")
+    db.catalog.types[plan.key] = plan.type_
+    return Result(plan.tag, None)
+
+
+def drop_named_type(db, session, plan, stmt, params) -> Result:
+    session.refuse_in_transaction(plan)
+    for k in plan.keys:
+        db.catalog.types.pop(k, None)
+    return Result(plan.tag, None)
 
 
 def create_cluster(db, session, plan, stmt, params) -> Result:

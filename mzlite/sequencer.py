@@ -107,6 +107,8 @@ HANDLERS = {
     P.CreateSchemaPlan: namespaces.create_schema,
     P.DropSchemaPlan: namespaces.drop_schema,
     P.CreateClusterPlan: namespaces.create_cluster,
+    P.CreateNamedTypePlan: namespaces.create_named_type,
+    P.DropNamedTypePlan: namespaces.drop_named_type,
     P.DropClusterPlan: namespaces.drop_cluster,
     P.ClusterReplicasPlan: namespaces.cluster_replicas,
     P.AlterClusterPlan: namespaces.alter_cluster,

@@ -300,6 +300,9 @@ class ExprContext:
             return e
         if t == "unknown":
             return self.coerce(e, "bool", "implicit", loc)
+        if what in ("AND", "OR", "NOT") or what.startswith("IS "):  # an operator's operand: Materialize's words
+            raise self.binder.error(errors.DATATYPE_MISMATCH, f"{what} argument must have type boolean, not type "
+                                    f"{T.display_name(t)}", loc)
         raise self.binder.error(errors.DATATYPE_MISMATCH, f"argument of {what} must be type boolean, not type "
                                 f"{T.display_name(t)}", loc)
 

@@ -157,6 +157,13 @@ class Binder:
         names = [n.sval for n in tn.names]
         if names[0] == "pg_catalog" and len(names) > 1:
             names = names[1:]
+        elif self.catalog.types and (len(names) > 1 or names[0] not in T.SPELLINGS):
+            from planner.bind_types import named_type  # CREATE TYPE ... AS LIST|MAP
+            named = named_type(self.catalog, names)
+            if named is not None:
+                return named + "[]" if tn.arrayBounds else named
+        if names == ["char"]:  # pglast spells only a quoted "char" (or pg_catalog.char) so
+            return "char[]" if tn.arrayBounds else "char"
         text = ".".join(names)
         try:
             if tn.arrayBounds:  # one-dimensional arrays (declared bounds are ignored, as PostgreSQL)

@@ -393,9 +393,17 @@ _DROP_KINDS = {"OBJECT_TABLE": "table", "OBJECT_VIEW": "view", "OBJECT_MATVIEW":
                "OBJECT_INDEX": "index"}
 
 
+def _create_named_type(b: Binder, stmt, node):
+    from planner.bind_types import create_named_type
+    return create_named_type(b, stmt, node)
+
+
 def _drop(b: Binder, stmt, node):
     if enum_name(node.removeType) == "OBJECT_SCHEMA":
         return N.drop_schema(b, stmt, node)
+    if enum_name(node.removeType) == "OBJECT_TYPE":
+        from planner.bind_types import drop_named_type
+        return drop_named_type(b, stmt, node)
     kind = _DROP_KINDS.get(enum_name(node.removeType))
     if kind is None:
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{statement_name(stmt.text)} is not supported", 0)
@@ -688,4 +696,5 @@ _DISPATCH = {
     "create_secret": BC.create_secret, "alter_secret": BC.alter_secret, "drop_secret": BC.drop_objects,
     "create_connection": BC.create_connection, "drop_connection": BC.drop_objects,
     "validate_connection": BC.validate_connection,
+    "create_named_type": _create_named_type,
 }

@@ -1,5 +1,5 @@
 """The in-memory catalog: named items (tables, views, materialized views, indexes) by id,
-the schemas of the one database and the clusters.
+the schemas of the one database, the clusters and the named list and map types.
 
 Owns name resolution and the dependency graph that DROP consults.  Invariants: item names
 are unique across relations and indexes of a schema (one namespace per schema, as
@@ -134,6 +134,9 @@ class Catalog:
         self.clusters: dict[str, Cluster] = {DEFAULT_CLUSTER: Cluster(DEFAULT_CLUSTER)}
         #: COMMENT ON: (item id, column index or None) -> text; dropped with the item
         self.comments: dict[tuple, str] = {}
+        #: named types (CREATE TYPE ... AS LIST|MAP): catalog key (as ``key_for``) -> the
+        #: structural type it names (``int4 list``, ``map[text=>int4]``)
+        self.types: dict[str, str] = {}
         for it in items:
             self.add(it)
 

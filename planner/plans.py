@@ -449,6 +449,20 @@ class CreateClusterPlan(DdlPlan):
 
 
 @dataclass(frozen=True)
+class CreateNamedTypePlan(DdlPlan):
+    """``CREATE TYPE name AS LIST|MAP``: ``key`` (the catalog key) names ``type_``."""
+    key: str
+    type_: str
+    tag: ClassVar[str] = "CREATE TYPE"
+
+
+@dataclass(frozen=True)
+class DropNamedTypePlan(DdlPlan):
+    keys: tuple[str, ...]
+    tag: ClassVar[str] = "DROP TYPE"
+
+
+@dataclass(frozen=True)
 class DropClusterPlan(DdlPlan):
     """``names``: the clusters that exist; ``drop_ids``: with CASCADE, the indexes and
     materialized views they maintain and their dependents, in drop order."""

@@ -107,6 +107,25 @@ def parse_int_many(values: list, type_: str = "int4") -> list:
     return [parse_int(v, type_) for v in values]
 
 
+def oid_of(v: int) -> int:
+    """An integer as an ``oid`` (0..2**32-1; a negative 32-bit value wraps, as PostgreSQL's
+    int4-to-oid conversion does); 22003 outside -2**31..2**32-1."""
+    if not -2147483648 <= v <= 4294967295:
+        raise EvalError("22003", "OID out of range")
+    return v & 0xFFFFFFFF
+
+
+def parse_oid(s: str) -> int:
+    """``oid`` input: an integer in -2**31..2**32-1 (a negative one wraps)."""
+    m = _INT_RE.match(s)
+    if m is None:
+        raise _syntax("oid", s)
+    v = int(m.group(1))
+    if not -2147483648 <= v <= 4294967295:
+        raise EvalError("22003", f'value "{s}" is out of range for type oid')
+    return v & 0xFFFFFFFF
+
+
 def parse_mz_timestamp(s: str) -> int:
     m = _INT_RE.match(s)
     if m is None:

@@ -12,14 +12,15 @@ position mapping undoes the shift.
 Deliberately not here: any meaning (names, types, plans live in ``planner``).
 About 750 lines: the hand parsers share one token cursor (``_Ctx``), and splitting them
 from it would only add indirection; the larger Materialize forms live beside it
-(``sql.mzclusters``, ``sql.mzsources``, ``sql.mzconnections``, ``sql.mzrewrites``, ``sql.syntax_lists``, ``sql.mzsyntax``), and
+(``sql.mzclusters``, ``sql.mzsources``, ``sql.mzconnections``, ``sql.mztypes``, ``sql.mzrewrites``,
+``sql.syntax_lists``, ``sql.syntax_maps``, ``sql.mzsyntax``), and
 SHOW/EXPLAIN are the next to move out if it grows again.
 
 Kinds: select, insert, update, delete, create_table, create_table_as, create_view,
 create_materialized_view, create_index, create_default_index, drop, subscribe, declare,
 fetch, close, show, explain, alter_system_set, alter_system_reset, set, reset, begin,
 commit, rollback, create_source, drop_source, create_secret, alter_secret, drop_secret,
-create_connection, validate_connection, drop_connection; anything else pglast accepts gets the snake_case of its node name.
+create_connection, validate_connection, drop_connection, create_named_type; anything else pglast accepts gets the snake_case of its node name.
 
 Over 600 lines: the Materialize statements pglast does not know are parsed here by one
 token cursor (``_Ctx``); the larger families are in ``sql.mzsyntax``, ``sql.mzclusters`` and
@@ -407,6 +408,10 @@ class _Ctx:
         if w1 == "CLUSTER" and w0 in ("CREATE", "DROP", "ALTER"):
             from sql.mzclusters import parse_cluster_statement
             return parse_cluster_statement(self)
+        if w0 == "CREATE" and w1 == "TYPE":  # CREATE TYPE ... AS LIST|MAP (sql.mztypes)
+            from sql.mztypes import is_create_named_type, parse_create_named_type
+            if is_create_named_type(self):
+                return parse_create_named_type(self)
         if w0 == "CREATE" and w1 == "DEFAULT" and self.peek(2) == "INDEX":
             return self.stmt("create_default_index", self.default_index())
         if w0 == "CREATE":

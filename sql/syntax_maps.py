@@ -11,7 +11,7 @@ what it replaces), composed into ``ctx.inserts`` (``sql.syntax_lists.apply_edits
 positions stay the user's; a subscript of a column named ``map`` (``map[1]``, no ``=>``) is
 untouched, and a type name holding a double quote is left to the parser.
 Deliberately not here: the meaning of map types (``sql.types.maps``) and named map types
-(``CREATE TYPE ... AS MAP``), which mzlite does not have.
+(``CREATE TYPE ... AS MAP``: ``sql.mztypes``, ``planner.bind_types``).
 """
 from __future__ import annotations
 

@@ -334,7 +334,7 @@ RESOLUTION_ERRORS = [
     (resolve_operator, ("%", "float8", "float8"), "42883", None),
     (resolve_operator, ("||", "int4", "int4"), "42883", None),
     (resolve_operator, ("LIKE", "int4", "text"), "42883", None),
-    (resolve_operator, ("AND", "int4", "bool"), "42804", "argument of AND must be type boolean, not type integer"),
+    (resolve_operator, ("AND", "int4", "bool"), "42804", "AND argument must have type boolean, not type integer"),
     (resolve_operator, ("IS TRUE", "text", None), "42804", None),
     (resolve_operator, ("=", "bool", "int4"), "42883", None),
     (resolve_function, ("upper", ("int4",)), "42883", "function upper(integer) does not exist"),
@@ -503,8 +503,8 @@ SAMPLES["text"] = SAMPLES["text"] + ["month", "2020-01-02 03:04:05", "1 day"]
 
 
 # ---- real (float4) and char(n) ----
-PY_TYPE.update({"float4": float, "bpchar": str})
-SAMPLES.update({"float4": [0.0, 0.1, -2.25, 3.4e38], "bpchar": ["a  ", "ab", ""]})
+PY_TYPE.update({"float4": float, "bpchar": str, "char": str, "oid": int})
+SAMPLES.update({"float4": [0.0, 0.1, -2.25, 3.4e38], "bpchar": ["a  ", "ab", ""], "char": ["a", "", "\\303"], "oid": [0, 7, 4294967295]})
 # ---- end ----
 
 

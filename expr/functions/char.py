@@ -1,6 +1,7 @@
 """The functions over ``char(n)`` (``bpchar``) and the ``char(n)``/``varchar(n)`` checks.
 
-Owns the func ids ``sql.functions.char`` and ``sql.types.char`` name: the ``bpchar`` casts
+Owns the func ids ``sql.functions.char`` and ``sql.types.char`` name: the ``"char"`` casts
+(``repr.char``'s ``pg_char_*``), the ``bpchar`` casts
 (to text drops trailing blanks; from text is the identity; the other types convert through
 their text forms, ``DERIVED`` from their own text casts) and the modifier checks the binder
 inserts, ``typmod_bpchar(s, n, explicit)`` and ``typmod_varchar(s, n, explicit)``
@@ -16,7 +17,7 @@ from __future__ import annotations
 import functools
 
 from expr.functions.common import FuncImpl, add
-from repr.char import typmod_bpchar, typmod_varchar
+from repr.char import pg_char_from_int, pg_char_in, pg_char_to_int, typmod_bpchar, typmod_varchar
 
 FUNCTIONS: dict = {}
 _add = functools.partial(add, FUNCTIONS)
@@ -28,6 +29,12 @@ _add("typmod_bpchar", typmod_bpchar)
 _add("typmod_varchar", typmod_varchar)
 _add("cast_bpchar_to_text", lambda s: s.rstrip(" "), inline="{0}.rstrip(' ')")
 _add("cast_text_to_bpchar", lambda s: s, inline="{0}")
+_add("cast_char_to_text", lambda s: s, inline="{0}")
+_add("cast_char_to_bpchar", lambda s: s, inline="{0}")
+_add("cast_text_to_char", pg_char_in)
+_add("cast_bpchar_to_char", lambda s: pg_char_in(s.rstrip(" ")))
+_add("cast_char_to_int4", pg_char_to_int)
+_add("cast_int4_to_char", pg_char_from_int)
 
 
 def _to_bpchar(t: str):

@@ -4,7 +4,8 @@ Owns the func ids ``sql.functions.integer`` names: arithmetic with PostgreSQL's 
 (22003 ``integer out of range``) and division-by-zero (22012) errors (division truncates
 toward zero, the remainder takes the dividend's sign), ``abs``, unary minus, the bit
 operators (shifts use the count modulo the width, as C on x86 does), and the casts between
-the integer types and to and from ``text`` (``sql.types.integer``).
+the integer types and to and from ``text`` (``sql.types.integer``), and ``oid``'s casts (from
+the integers, wrapping a negative 32-bit value; to ``integer`` reinterpreting the 32 bits).
 Invariant: a result is always inside its type's range; the inline templates of ``+ - *``,
 unary minus, ``abs`` and the narrowing casts check the range without a call, and name the
 overflow raiser ``_ovf_<type>``, one object per type.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import functools
 
 from expr.functions.common import add, check_int, division_by_zero, int_out_of_range
-from repr.strconv import INT_RANGES, parse_int, parse_int_many
+from repr.strconv import INT_RANGES, oid_of, parse_int, parse_int_many, parse_oid
 
 FUNCTIONS: dict = {}
 _add = functools.partial(add, FUNCTIONS)
@@ -88,3 +89,8 @@ for _a in INTEGER_TYPES:
     _add(f"cast_{_a}_to_text", str, inline="str({0})")
     _add(f"cast_text_to_{_a}", (lambda t: lambda s: parse_int(s, t))(_a),
          many=(lambda t: lambda values: parse_int_many(values, t))(_a))
+    _add(f"cast_{_a}_to_oid", oid_of)
+_add("cast_oid_to_int4", lambda v: v - 4294967296 if v >= 2147483648 else v)
+_add("cast_oid_to_int8", lambda v: v, inline="{0}")
+_add("cast_oid_to_text", str, inline="str({0})")
+_add("cast_text_to_oid", parse_oid)

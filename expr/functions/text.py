@@ -194,10 +194,39 @@ def not_ilike(s, pattern):
     return like_regex(pattern.lower(), True).fullmatch(s.lower()) is None
 
 
+def _pg_anchors(pattern: str) -> str:
+    """``pattern`` with each ``$`` anchor (unescaped, outside a bracket expression) written
+    ``\\Z``: in PostgreSQL's default (not newline-sensitive) matching ``$`` matches only at
+    the end of the string, where Python's also matches before a final newline."""
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "]" and not (out and out[-1] in ("[", "[^")):
+                in_class = False
+        elif c == "[":
+            in_class = True
+            if pattern.startswith("[^", i):
+                out.append("[^")
+                i += 2
+                continue
+        elif c == "$":
+            c = "\\Z"
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 @lru_cache(maxsize=1024)
 def _regex(pattern: str, case_insensitive: bool = False):
+    """PostgreSQL's regex matching as Python's: ``.`` matches a newline (``re.DOTALL``) and
+    ``$`` only the end of the string (``_pg_anchors``), as in PostgreSQL's default mode."""
     try:
-        return re.compile(pattern, re.IGNORECASE if case_insensitive else 0)
+        return re.compile(_pg_anchors(pattern), re.DOTALL | (re.IGNORECASE if case_insensitive else 0))
     except re.error as e:
         raise EvalError("2201B", f"invalid regular expression: {e.msg}") from None
 

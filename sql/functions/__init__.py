@@ -167,9 +167,11 @@ def resolve_function(name: str, arg_types) -> Resolution:
 # -------------------------------------------------------------------------- operators
 
 def _require_bool(what: str, t: str) -> str:
+    """``bool`` for an operand of AND/OR/NOT/IS TRUE..., else 42804 in Materialize's words
+    (PostgreSQL's are ``argument of AND must be type boolean, ...``)."""
     if t in ("bool", "unknown"):
         return "bool"
-    raise err(f"argument of {what} must be type boolean, not type {T.display_name(t)}", "42804")
+    raise err(f"{what} argument must have type boolean, not type {T.display_name(t)}", "42804")
 
 
 def resolve_operator(op: str, left: str, right: str | None = None) -> Resolution:

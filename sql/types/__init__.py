@@ -67,6 +67,8 @@ _MODIFIER = re.compile(r"\s*\(\s*\d+\s*(,\s*-?\d+\s*)?\)\s*$")
 def normalize_type_name(name: str) -> str:
     """The short name for a user spelling; raises 42704 for an unknown type."""
     raw = name
+    if name.strip().lower() in ('"char"', 'pg_catalog."char"'):  # quoted: the one-byte type
+        return "char"
     n = " ".join(name.strip().lower().replace('"', "").split())
     if n.startswith("pg_catalog."):
         n = n[len("pg_catalog."):]

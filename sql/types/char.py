@@ -18,21 +18,28 @@ text one through that cast, which gives PostgreSQL's bpchar answers
 (``'a '::char(3) = 'a'::char(3)``, ``length('a'::char(3)) = 1``) without touching the
 operator tables.  Values of one ``char(n)`` column all have length ``n``, so grouping and
 ordering on the stored strings agree with the stripped ones.
+The one-byte ``"char"`` (category ``Z``, as PostgreSQL's) is here too, by the same design: its
+values are their text (``repr.char.pg_char_in``), it converts implicitly to ``text`` and has
+no operators of its own; text, ``char(n)`` and ``varchar`` convert to it by assignment (the
+first byte), ``integer`` both ways explicitly (the byte as a signed integer).  Only a quoted
+``"char"`` (or ``pg_catalog.char``) names it; ``char`` unquoted is ``char(1)``.
 Invariant: every cast here has its ``cast_<from>_to_<to>`` in ``expr.functions.char``.
 Deliberately not here: evaluation (``expr.functions.char``) or binding.
 """
 from __future__ import annotations
 
-from repr.char import VARCHAR_MAX
+from repr.char import VARCHAR_MAX, pg_char_in
 from sql.types.common import bad
 
-TYPES = {"bpchar": ("character", "S", False)}
+TYPES = {"bpchar": ("character", "S", False), "char": ('"char"', "Z", False)}
 SPELLINGS = {"bpchar": "bpchar", "char": "bpchar", "character": "bpchar"}
 #: types that convert to and from bpchar (through their text forms)
 BPCHAR_PEERS = ("bool", "int2", "int4", "int8", "numeric", "float4", "float8")
 CASTS = {("bpchar", "text"): "implicit", ("text", "bpchar"): "implicit",
          **{(t, "bpchar"): "assignment" for t in BPCHAR_PEERS}, **{("bpchar", t): "explicit" for t in BPCHAR_PEERS}}
-PARSERS = {"bpchar": lambda s: s}
+CASTS.update({("char", "text"): "implicit", ("text", "char"): "assignment", ("bpchar", "char"): "assignment",
+              ("char", "bpchar"): "assignment", ("char", "int4"): "explicit", ("int4", "char"): "explicit"})
+PARSERS = {"bpchar": lambda s: s, "char": pg_char_in}
 
 
 def _length_typmod(kind: str):
