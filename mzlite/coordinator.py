@@ -589,7 +589,8 @@ def _generic_select(self: Database, stmt, params):
     """The plan of a SELECT with ``params`` from its generic plan (``planner.generic``), or None
     to bind the values as usual.  The generic plan is kept per text, parameter types and
     catalog version, and used only once it equalled the value-bound plan of its first
-    parameter set (a prepared point read is then bound, not planned, per execution).
+    parameter set (a prepared point read is then bound, not planned, per execution); its
+    optimized form likewise, once it equalled the optimized value-bound plan.
     Sabotage seen red: skipping that comparison (``tests/test_generic_plans.py``)."""
     from planner.generic import bind_generic, plan_generic_select
     from planner.params import engine_values, parameter_types
@@ -599,7 +600,8 @@ def _generic_select(self: Database, stmt, params):
         return None
     if not _GENERIC_TYPES.issuperset(types):
         return None
-    entry = self.plans.get(("generic", stmt.text, types, self.catalog_version), lambda: [None, False])
+    # [generic plan (False: none), verified, its optimized expression (None: optimize per execution)]
+    entry = self.plans.get(("generic", stmt.text, types, self.catalog_version), lambda: [None, False, None])
     if entry[0] is False:
         return None
     if entry[0] is None:
@@ -610,16 +612,26 @@ def _generic_select(self: Database, stmt, params):
             return None
     values = engine_values(params)
     if entry[1]:
-        return bind_generic(entry[0], values)
+        plan = bind_generic(entry[0], values)
+        if entry[2] is not None:
+            self.reader.prime_optimized(plan, bind_generic(entry[2], values))
+        return plan
     plan = plan_statement(stmt, self.catalog, params)
     try:
         same = bind_generic(entry[0], values) == plan
     except Exception:
         same = False
-    if same:
-        entry[1] = True
-    else:
+    if not same:
         entry[0] = False
+        return plan
+    entry[1] = True
+    try:  # the optimizer over placeholders, kept where it agrees with the optimizer over values
+        from planner.optimize import optimize
+        opt = optimize(entry[0].expr)
+        if bind_generic(opt, values) == self.reader.optimized(plan):
+            entry[2] = opt
+    except Exception:
+        pass
     return plan
 
 

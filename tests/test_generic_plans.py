@@ -3,7 +3,8 @@ SELECT is planned once per text and parameter types, and later executions substi
 values; answers never change.
 
 Sabotages seen red: removing the generic path from ``Database.plan``
-(``test_a_prepared_point_read_is_planned_once``: 40 plans instead of 1); skipping the
+(``test_a_prepared_point_read_is_planned_once``: 40 plans instead of 1); not priming the
+reader with the optimized generic plan (``..._is_optimized_once``: 20 optimizations); skipping the
 comparison with the value-bound plan (``test_a_generic_plan_that_differs_is_never_used``:
 the wrong plan answered).
 """
@@ -35,6 +36,16 @@ def test_a_prepared_point_read_is_planned_once(kv, monkeypatch):
     for k in range(1, 41):
         assert kv.execute("SELECT v FROM kv WHERE k = ?", (k,)).fetchall() == [(f"v{k}",)]
     assert len(calls) == 1  # the first execution, to compare the generic plan with
+
+
+def test_a_prepared_point_read_is_optimized_once(kv, monkeypatch):
+    import mzlite.reads as reads
+    calls = []
+    real = reads.optimize
+    monkeypatch.setattr(reads, "optimize", lambda e: calls.append(e) or real(e))
+    for k in range(1, 21):
+        assert kv.execute("SELECT v FROM kv WHERE k = ?", (k,)).fetchall() == [(f"v{k}",)]
+    assert len(calls) == 1  # the value-bound plan of the first execution
 
 
 QUERIES = [
