@@ -600,8 +600,9 @@ def _generic_select(self: Database, stmt, params):
         return None
     if not _GENERIC_TYPES.issuperset(types):
         return None
-    # [generic plan (False: none), verified, its optimized expression (None: optimize per execution)]
-    entry = self.plans.get(("generic", stmt.text, types, self.catalog_version), lambda: [None, False, None])
+    # [generic plan (False: none), verified, its optimized expression (None: optimize per
+    # execution), the ids of their subtrees without placeholders (``bind_generic``'s ``free``)]
+    entry = self.plans.get(("generic", stmt.text, types, self.catalog_version), lambda: [None, False, None, set()])
     if entry[0] is False:
         return None
     if entry[0] is None:
@@ -612,9 +613,9 @@ def _generic_select(self: Database, stmt, params):
             return None
     values = engine_values(params)
     if entry[1]:
-        plan = bind_generic(entry[0], values)
+        plan = bind_generic(entry[0], values, entry[3])
         if entry[2] is not None:
-            self.reader.prime_optimized(plan, bind_generic(entry[2], values))
+            self.reader.prime_optimized(plan, bind_generic(entry[2], values, entry[3]))
         return plan
     plan = plan_statement(stmt, self.catalog, params)
     try:

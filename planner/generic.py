@@ -16,6 +16,7 @@ Deliberately not here: which parameter types qualify and the cache (the adapter'
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 from expr.scalar import Call, Literal
 from planner.params import PARAMETER
@@ -29,16 +30,27 @@ def plan_generic_select(stmt, catalog, types: tuple):
     return _DISPATCH["select"](b, stmt, stmt.node)
 
 
-def bind_generic(plan, values: tuple):
-    """``plan`` with placeholder k replaced by ``Literal(values[k], its type)``."""
+#: dataclass type -> its init fields' names (``dataclasses.fields`` per node is slow)
+_FIELDS: dict = {}
+
+
+def bind_generic(plan, values: tuple, free: Optional[set] = None):
+    """``plan`` with placeholder k replaced by ``Literal(values[k], its type)``.  ``free``:
+    the ids of ``plan``'s subtrees known to hold no placeholder (filled in as found; pass
+    the same set for the same long-lived plan, so later bindings skip them)."""
     from expr.functions import FUNCTIONS
+    if free is None:
+        free = set()
 
     def walk(x):
+        if id(x) in free:
+            return x
         if isinstance(x, Call):
             if x.func == PARAMETER:
                 return Literal(values[x.args[0].value], x.type)
             args = tuple(walk(a) for a in x.args)
             if all(a is b for a, b in zip(args, x.args)):
+                free.add(id(x))
                 return x
             impl = FUNCTIONS.get(x.func)
             if impl is not None and not impl.lazy and all(isinstance(a, Literal) for a in args) \
@@ -51,16 +63,24 @@ def bind_generic(plan, values: tuple):
         t = type(x)
         if t is tuple or t is list:
             out = [walk(v) for v in x]
-            return x if all(a is b for a, b in zip(out, x)) else t(out)
-        if dataclasses.is_dataclass(x) and not isinstance(x, type) and not isinstance(x, Literal):
-            changes = {}
-            for f in dataclasses.fields(x):
-                if not f.init:
-                    continue
-                v = getattr(x, f.name)
-                w = walk(v)
-                if w is not v:
-                    changes[f.name] = w
-            return dataclasses.replace(x, **changes) if changes else x
-        return x
+            if all(a is b for a, b in zip(out, x)):
+                free.add(id(x))
+                return x
+            return t(out)
+        names = _FIELDS.get(t)
+        if names is None:
+            names = _FIELDS[t] = tuple(f.name for f in dataclasses.fields(x) if f.init) \
+                if dataclasses.is_dataclass(x) and not isinstance(x, type) and t is not Literal else ()
+        if not names:
+            return x
+        changes = {}
+        for name in names:
+            v = getattr(x, name)
+            w = walk(v)
+            if w is not v:
+                changes[name] = w
+        if not changes:
+            free.add(id(x))
+            return x
+        return dataclasses.replace(x, **changes)
     return walk(plan)
