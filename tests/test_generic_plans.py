@@ -100,3 +100,25 @@ def test_a_generic_plan_that_differs_is_never_used(kv, monkeypatch):
     monkeypatch.setattr(generic, "bind_generic", lambda plan, values: real(plan, tuple(v + 1 for v in values)))
     for k in range(1, 11):
         assert kv.execute("SELECT v FROM kv WHERE k = ?", (k,)).fetchall() == [(f"v{k}",)]
+
+
+def test_takes_time_reads_parameters_as_inspect_does():
+    """``compute.peek.takes_time`` (the peek's per-read check, without ``inspect``) agrees
+    with ``inspect.signature``.  Sabotage seen red: answering False always."""
+    import functools
+    import inspect
+
+    from compute.peek import takes_time
+
+    def plain(row):
+        time = 1  # a local of that name is not a parameter
+        return time
+
+    def timed(row, time=None):
+        return row
+
+    def kw_only(row, *, time):
+        return row
+    for f in (plain, timed, kw_only, functools.partial(timed, ()), lambda row, time: row):
+        assert takes_time(f) == ("time" in inspect.signature(f).parameters), f
+    assert takes_time(timed) and not takes_time(plain)
