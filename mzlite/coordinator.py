@@ -373,6 +373,12 @@ class Database:
             raise E.error_for(E.IN_FAILED_SQL_TRANSACTION,
                               "current transaction is aborted, commands ignored until end of transaction block")
 
+    def parse(self, sql: str) -> list:
+        """The statements of ``sql`` (PostgreSQL text), from the parse cache the statement
+        path reads: a caller that splits a text first (the wire protocol's simple query)
+        does not make the engine parse it a second time."""
+        return self._parse(sql)
+
     def parse_one(self, sql: str):
         """The one statement of ``sql`` (PostgreSQL text; cached)."""
         stmts = self._parse(sql)
