@@ -2,8 +2,8 @@
 
 Owns the server workload: both servers started here on 127.0.0.1 (PostgreSQL through
 ``.ci/start-postgres``, mzlite as a ``mzlite serve`` subprocess), the same psycopg clients
-against each, and the figures: indexed point reads and one-row writes with 1, 8 and 32
-concurrent clients (throughput, p50/p99 latency, ratios to PostgreSQL), freshness (a one-row
+against each, and the figures: indexed point reads (prepared, and as simple queries with
+the key in the text) and one-row writes with 1, 8 and 32 concurrent clients (throughput, p50/p99 latency, ratios to PostgreSQL), freshness (a one-row
 write on one connection until a SUBSCRIBE on another delivers it; mzlite only: PostgreSQL
 has no SUBSCRIBE), and COPY FROM STDIN of many rows.  Invariant: every figure is measured in
 this run, peers interleaved phase by phase.  Deliberately not here: the in-process
@@ -75,7 +75,8 @@ def setup(dsn: str, rows: int, mz: bool) -> None:
 
 
 def clients_run(dsn: str, clients: int, seconds: float, op: str, rows: int) -> dict:
-    """``clients`` connections doing ``op`` (read or write) for ``seconds``: ops/s, p50, p99 (ms)."""
+    """``clients`` connections doing ``op`` (read, simple-read or write) for ``seconds``: ops/s,
+    p50, p99 (ms)."""
     import psycopg
     conns = [psycopg.connect(dsn, autocommit=True) for _ in range(clients)]
     lat: list = []
@@ -91,8 +92,11 @@ def clients_run(dsn: str, clients: int, seconds: float, op: str, rows: int) -> d
         start.wait()
         while time.perf_counter() < stop_at[0]:
             t0 = time.perf_counter()
-            cur.execute(sql, (rng.randrange(rows),), prepare=True)
-            if op == "read":
+            if op == "simple-read":  # the simple protocol: the key in the text, planned each time
+                cur.execute(f"SELECT v FROM kv WHERE k = {rng.randrange(rows)}")
+            else:  # a prepared statement: Parse once, then Bind/Execute
+                cur.execute(sql, (rng.randrange(rows),), prepare=True)
+            if op != "write":
                 cur.fetchall()
             mine.append(time.perf_counter() - t0)
         with lock:
@@ -176,7 +180,7 @@ def run(args) -> dict:
             print(f"setting up {name}", file=sys.stderr)
             setup(dsn, rows, mz)
         print(f"\n{'phase':<22}{'engine':<10}{'ops/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'ops/s vs pg':>13}")
-        for op in ("read", "write"):
+        for op in ("read", "simple-read", "write"):
             for clients in (1, 8, 32):
                 figs = {}
                 for name, dsn, _ in peers:  # interleaved: each phase on both before the next

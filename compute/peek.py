@@ -106,14 +106,23 @@ def apply_mfp(data, mfp: MapFilterProject, ts: int, mfp_fn: Optional[Callable] =
     return [(row, c) for row, c in out.items() if c != 0]
 
 
+def takes_time(f) -> bool:
+    """Whether the compiled row function ``f`` has a ``time`` parameter: read from a plain
+    function's code (``inspect.signature`` costs more than the rest of a point read's peek),
+    else from its signature."""
+    code = getattr(f, "__code__", None)
+    if code is not None:
+        return "time" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    try:
+        return "time" in inspect.signature(f).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def compile_peek_mfp(mfp: MapFilterProject) -> Callable[[tuple, int], Optional[tuple]]:
     """``(row, time) -> row | None`` via ``expr.compile.compile_mfp_row``."""
     from expr.compile import compile_mfp_row  # the expression engineer's module
     f = compile_mfp_row(mfp)
-    try:
-        takes_time = "time" in inspect.signature(f).parameters
-    except (TypeError, ValueError):
-        takes_time = False
-    if takes_time:
+    if takes_time(f):
         return lambda row, ts: f(row, time=ts)
     return lambda row, ts: f(row)

@@ -2,7 +2,9 @@
 
 Owns ``PreparedStatement`` (a statement's text, its parameters' types and its result
 columns, described once when prepared) and the handlers of ``PreparePlan``,
-``ExecutePlan`` and ``DeallocatePlan``.  A session's named prepared statements live in
+``ExecutePlan``, ``DeallocatePlan`` and DISCARD (``ALL``: every cursor closed, every
+prepared statement deallocated, every session variable reset, as PostgreSQL's; ``PLANS``,
+``TEMP``, ``SEQUENCES``: mzlite has none of those per session, so there is nothing to drop).  A session's named prepared statements live in
 ``Session.prepared``, one namespace shared by SQL's ``PREPARE`` and the extended
 protocol's named Parse, as in PostgreSQL: ``EXECUTE`` runs a statement a client
 prepared with Parse, Bind finds one made by ``PREPARE``, and ``DEALLOCATE`` (``ALL``)
@@ -76,6 +78,20 @@ def deallocate(db, session, plan, stmt, params) -> Result:
     lookup(session, plan.name)
     del session.prepared[plan.name]
     return Result("DEALLOCATE", None)
+
+
+def discard_all(db, session, plan, stmt, params) -> Result:
+    from mzlite.subscribe import close_portals
+    session.refuse_in_transaction(plan)
+    close_portals(session)
+    session.prepared.clear()
+    for name in list(session.vars):
+        session.set_var(name, None)
+    return Result("DISCARD ALL", None)
+
+
+def discard(db, session, plan, stmt, params) -> Result:
+    return Result(f"DISCARD {plan.what}", None)
 
 
 def describe_execute(session, plan) -> list:

@@ -123,6 +123,13 @@ class Reader:
         #: catalog id -> whether its definition calls ``mz_now()`` (ids are never reused)
         self._temporal: dict = {}
 
+    def prime_optimized(self, plan, expr) -> None:
+        """``expr`` is ``optimize(plan.expr)``, known without running the optimizer (a
+        generic plan's optimized form with the values substituted: ``Database._generic_select``)."""
+        if len(self._optimized) > 256:
+            self._optimized.clear()
+        self._optimized[id(plan)] = (plan, expr)
+
     def optimized(self, plan, session=None):
         """``optimize(plan.expr)``, computed once per plan object; an interrupt of
         ``session`` stops the optimization between its rules (57014)."""

@@ -103,6 +103,8 @@ HANDLERS = {
     P.PreparePlan: prepared.prepare,
     P.ExecutePlan: prepared.execute,
     P.DeallocatePlan: prepared.deallocate,
+    P.DiscardAllPlan: prepared.discard_all,
+    P.DiscardPlan: prepared.discard,
     P.CreateTableAsPlan: ddl.create_table_as,
     P.CreateSchemaPlan: namespaces.create_schema,
     P.DropSchemaPlan: namespaces.drop_schema,

@@ -6,7 +6,9 @@ offset in the PREPARE, so positions in errors about it point into the PREPARE) a
 declared parameter types; ``EXECUTE name [(expr, ...)]`` an ``ExecutePlan`` whose
 arguments are bound, coerced (assignment coercion, as PostgreSQL's EXECUTE) and folded to
 typed literals once the adapter knows the prepared statement's parameter types;
-``DEALLOCATE [PREPARE] name | ALL`` a ``DeallocatePlan``.
+``DEALLOCATE [PREPARE] name | ALL`` a ``DeallocatePlan``; ``DISCARD ALL`` (which
+deallocates them too) a ``DiscardAllPlan``, ``DISCARD PLANS | TEMP | SEQUENCES`` a
+``DiscardPlan``.
 Invariant: an EXECUTE argument is a constant: it reads no column, no relation and no
 ``$n`` (42P02, as PostgreSQL: a utility statement takes no parameters), and its literal
 carries the prepared parameter's type, never one guessed from its value.
@@ -87,3 +89,11 @@ def _first_parameter(text: str):
 
 def bind_deallocate(b, stmt, node):
     return P.DeallocatePlan(None if node.isall else node.name)
+
+
+def bind_discard(b, stmt, node):
+    what = node.target.name if hasattr(node.target, "name") else str(node.target)
+    what = what.replace("DISCARD_", "")
+    if what == "ALL":
+        return P.DiscardAllPlan()
+    return P.DiscardPlan(what)

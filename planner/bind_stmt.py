@@ -29,7 +29,7 @@ from planner.bind_dml import assignment_cast, bind_delete, bind_insert, bind_upd
 from planner.bind_copy import bind_copy, bind_create_table_as
 from planner import bind_connections as BC
 from planner.bind_sources import create_source, drop_source, refused, show_subsources
-from planner.bind_prepared import bind_deallocate, bind_execute, bind_prepare
+from planner.bind_prepared import bind_deallocate, bind_discard, bind_execute, bind_prepare
 from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name, type_modifier
 from planner.bind_query import TOP, UNIT, Binder
 from planner.catalog import CheckConstraint, ColumnDef, UniqueKey
@@ -686,7 +686,7 @@ _DISPATCH = {
     "commit": _transaction, "rollback": _transaction, "set": _set, "reset": _reset,
     "alter_system_set": _alter_system, "alter_system_reset": _alter_system, "show_variable": _show_variable,
     "show": _show, "explain": _explain, "subscribe": _subscribe, "declare": _declare, "fetch": _fetch,
-    "prepare": bind_prepare, "execute": bind_execute, "deallocate": bind_deallocate,
+    "prepare": bind_prepare, "execute": bind_execute, "deallocate": bind_deallocate, "discard": bind_discard,
     "close": _close, "copy": bind_copy, "create_table_as": bind_create_table_as,
     "create_schema": N.create_schema, "create_cluster": N.create_cluster,
     "drop_cluster": N.drop_cluster, "create_cluster_replica": N.create_cluster_replica,

@@ -392,6 +392,20 @@ class DeallocatePlan(Plan):
 
 
 @dataclass(frozen=True)
+class DiscardAllPlan(Plan):
+    """``DISCARD ALL``: the session's cursors, prepared statements and variables reset."""
+    transaction: ClassVar[str] = "never"
+    tag: ClassVar[str] = "DISCARD ALL"
+
+
+@dataclass(frozen=True)
+class DiscardPlan(Plan):
+    """``DISCARD PLANS | TEMP | SEQUENCES``: nothing to discard in mzlite (no per-session
+    plans, temporary objects or sequences exist), so only the tag is answered."""
+    what: str
+
+
+@dataclass(frozen=True)
 class CopyPlan(Plan):
     """``COPY``: into ``table_id``'s ``column_indexes`` (``is_from``) or out of ``expr`` (a
     table's columns, or a query's rows after ``finishing``).  ``columns``: the ``(name, type)``

@@ -393,10 +393,9 @@ class WireSession:
         or not PostgreSQL's dialect (the engine splits and translates it)."""
         if self.con.session.vars.get("sql_dialect", "postgres") != "postgres":
             return [("", sql, 0)]
-        from sql.parse import parse_statements
         if _SUBSCRIBE.match(sql) and sql.count(";") <= 1:
             return [("subscribe", sql, 0)]
-        stmts = parse_statements(sql)
+        stmts = self.con.database.parse(sql)  # cached: the engine does not parse it again
         if len(stmts) <= 1:
             return [(stmts[0].kind if stmts else "", sql, 0)]
         return [(s.kind, s.text, s.offset) for s in stmts]

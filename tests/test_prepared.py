@@ -83,6 +83,27 @@ def test_prepared_statement_errors(con, sql, sqlstate, position):
     assert con.execute("EXECUTE p(1)").fetchall() == [(2,)]  # the session goes on
 
 
+def test_discard(con):
+    """DISCARD ALL deallocates every prepared statement and resets the session's variables,
+    and is refused in a transaction block (25001), as PostgreSQL 15's; DISCARD PLANS / TEMP /
+    SEQUENCES answer their tags (mzlite keeps none of those per session).  Sabotage seen
+    red: a DISCARD ALL that left ``Session.prepared`` alone (EXECUTE still ran)."""
+    con.execute("SET application_name = 'x'")
+    con.execute("PREPARE d AS SELECT 1")
+    assert con.execute("DISCARD ALL").statusmessage == "DISCARD ALL"
+    assert con.execute("SHOW application_name").fetchone() == ("",)
+    with pytest.raises(mzlite.Error) as e:
+        con.execute("EXECUTE d")
+    assert e.value.sqlstate == "26000"
+    for what in ("PLANS", "TEMP", "SEQUENCES"):
+        assert con.execute(f"DISCARD {what}").statusmessage == f"DISCARD {what}"
+    con.execute("BEGIN")
+    with pytest.raises(mzlite.Error) as e:
+        con.execute("DISCARD ALL")
+    assert e.value.sqlstate == "25001"
+    con.execute("ROLLBACK")
+
+
 def test_prepare_is_not_transactional(con):
     con.execute("BEGIN")
     con.execute("PREPARE r AS SELECT 2")

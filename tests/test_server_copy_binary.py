@@ -216,3 +216,18 @@ def test_asyncpg_copy_records_to_table(srv):
     status, rows = asyncio.run(run())
     assert status == "COPY 2"
     assert rows == [(1, "x", datetime.date(2020, 1, 1), Decimal("1.5")), (2, None, None, None)]
+
+
+def test_list_types_refuse_the_binary_format(mz):
+    """Materialize's list types have no binary form here: both directions refuse (0A000)
+    before loading or sending a row, and the session goes on."""
+    mz.execute("DROP TABLE IF EXISTS li")
+    mz.execute("CREATE TABLE li (a int list)")
+    mz.execute("INSERT INTO li VALUES (LIST[1, 2])")
+    with pytest.raises(psycopg.errors.FeatureNotSupported):
+        _copy_out(mz, "COPY li TO STDOUT (FORMAT BINARY)")
+    with pytest.raises(psycopg.errors.FeatureNotSupported):
+        with mz.cursor() as cur:
+            with cur.copy("COPY li FROM STDIN (FORMAT BINARY)") as cp:
+                cp.write(b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8 + struct.pack("!hi", 1, 1) + b"\x00\xff\xff")
+    assert mz.execute("SELECT count(*) FROM li").fetchone() == (1,)
