@@ -29,7 +29,7 @@ import time
 from typing import Any, Callable, Mapping, Optional
 
 from compute.replica.client import ReplicaClient
-from mzlite import bulk, catalog_store, sequencer, subscribe
+from mzlite import bulk, catalog_store, generic_plans, sequencer, subscribe
 from mzlite.connection import Connection
 from mzlite.controller import ComputeController
 from mzlite.cursor import Result
@@ -584,7 +584,7 @@ class Database:
             return self.plans.get(("select", stmt.text, self.catalog_version),
                                   lambda: plan_statement(stmt, self.catalog, ()))
         if stmt.kind == "select":
-            plan = self._generic_select(stmt, params)
+            plan = generic_plans.generic_select(self, stmt, params)
             if plan is not None:
                 return plan
         if stmt.kind == "insert":
@@ -592,64 +592,6 @@ class Database:
         return plan_statement(stmt, self.catalog, params)
 
 
-#: the parameter types a generic SELECT plan is tried for (``planner.generic``): scalars whose
-#: values bind as typed literals (a string or NULL binds untyped, read by its context)
-_GENERIC_TYPES = frozenset({"int2", "int4", "int8", "numeric", "float8", "bool", "date", "timestamp",
-                            "timestamptz", "uuid"})
-
-
-def _generic_select(self: Database, stmt, params):
-    """The plan of a SELECT with ``params`` from its generic plan (``planner.generic``), or None
-    to bind the values as usual.  The generic plan is kept per text, parameter types and
-    catalog version, and used only once it equalled the value-bound plan of its first
-    parameter set (a prepared point read is then bound, not planned, per execution); its
-    optimized form likewise, once it equalled the optimized value-bound plan.
-    Sabotage seen red: skipping that comparison (``tests/test_generic_plans.py``)."""
-    from planner.generic import bind_generic, plan_generic_select
-    from planner.params import engine_values, parameter_types
-    try:
-        types = parameter_types(params)
-    except E.Error:
-        return None
-    if not _GENERIC_TYPES.issuperset(types):
-        return None
-    # [generic plan (False: none), verified, its optimized expression (None: optimize per
-    # execution), the ids of their subtrees without placeholders (``bind_generic``'s ``free``)]
-    entry = self.plans.get(("generic", stmt.text, types, self.catalog_version), lambda: [None, False, None, set()])
-    if entry[0] is False:
-        return None
-    if entry[0] is None:
-        try:
-            entry[0] = plan_generic_select(stmt, self.catalog, types)
-        except Exception:  # not bindable with placeholders (LIMIT $1, ...): values every time
-            entry[0] = False
-            return None
-    values = engine_values(params)
-    if entry[1]:
-        plan = bind_generic(entry[0], values, entry[3])
-        if entry[2] is not None:
-            self.reader.prime_optimized(plan, bind_generic(entry[2], values, entry[3]))
-        return plan
-    plan = plan_statement(stmt, self.catalog, params)
-    try:
-        same = bind_generic(entry[0], values) == plan
-    except Exception:
-        same = False
-    if not same:
-        entry[0] = False
-        return plan
-    entry[1] = True
-    try:  # the optimizer over placeholders, kept where it agrees with the optimizer over values
-        from planner.optimize import optimize
-        opt = optimize(entry[0].expr)
-        if bind_generic(opt, values) == self.reader.optimized(plan):
-            entry[2] = opt
-    except Exception:
-        pass
-    return plan
-
-
-Database._generic_select = _generic_select
 
 
 #: psycopg's placeholders, ``%s`` and ``%(name)s``

@@ -125,7 +125,7 @@ class Reader:
 
     def prime_optimized(self, plan, expr) -> None:
         """``expr`` is ``optimize(plan.expr)``, known without running the optimizer (a
-        generic plan's optimized form with the values substituted: ``Database._generic_select``)."""
+        generic plan's optimized form with the values substituted: ``mzlite.generic_plans``)."""
         if len(self._optimized) > 256:
             self._optimized.clear()
         self._optimized[id(plan)] = (plan, expr)

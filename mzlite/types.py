@@ -67,7 +67,7 @@ class DBAPITypeObject:
 
 
 #: text-like types (PostgreSQL's string category, as display names)
-STRING = DBAPITypeObject("STRING", "text", "character varying", "varchar", "character", "char", "bpchar", "name",
+STRING = DBAPITypeObject("STRING", "text", "character varying", "varchar", "character", "char", "\"char\"", "bpchar", "name",
                          "string", "uuid", "jsonb", "json")
 #: binary strings
 BINARY = DBAPITypeObject("BINARY", "bytea", "bytes")

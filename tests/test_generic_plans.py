@@ -1,4 +1,4 @@
-"""Generic SELECT plans (``planner.generic``, ``Database._generic_select``): a parameterised
+"""Generic SELECT plans (``planner.generic``, ``mzlite.generic_plans``): a parameterised
 SELECT is planned once per text and parameter types, and later executions substitute their
 values; answers never change.
 
@@ -16,7 +16,7 @@ from decimal import Decimal
 
 import pytest
 
-import mzlite.coordinator as coordinator
+import mzlite.generic_plans as generic_plans
 import planner.generic as generic
 
 
@@ -31,8 +31,8 @@ def kv(con):
 
 def test_a_prepared_point_read_is_planned_once(kv, monkeypatch):
     calls = []
-    real = coordinator.plan_statement
-    monkeypatch.setattr(coordinator, "plan_statement", lambda *a: calls.append(a) or real(*a))
+    real = generic_plans.plan_statement
+    monkeypatch.setattr(generic_plans, "plan_statement", lambda *a: calls.append(a) or real(*a))
     for k in range(1, 41):
         assert kv.execute("SELECT v FROM kv WHERE k = ?", (k,)).fetchall() == [(f"v{k}",)]
     assert len(calls) == 1  # the first execution, to compare the generic plan with
@@ -42,7 +42,7 @@ def test_a_prepared_point_read_is_optimized_once(kv, monkeypatch):
     import mzlite.reads as reads
     calls = []
     real = reads.optimize
-    monkeypatch.setattr(reads, "optimize", lambda e: calls.append(e) or real(e))
+    monkeypatch.setattr(reads, "optimize", lambda e, **kw: calls.append(e) or real(e, **kw))
     for k in range(1, 21):
         assert kv.execute("SELECT v FROM kv WHERE k = ?", (k,)).fetchall() == [(f"v{k}",)]
     assert len(calls) == 1  # the value-bound plan of the first execution

@@ -40,13 +40,14 @@ def test_ddl_is_a_property_of_the_plan_type():
     ddl = {c for c in _concrete_plan_classes() if c.changes_catalog}
     namespaces = {P.CreateSchemaPlan, P.DropSchemaPlan, P.CreateClusterPlan, P.DropClusterPlan,
                   P.ClusterReplicasPlan, P.AlterClusterPlan, P.RenamePlan, P.CommentPlan}
-    assert ddl == {P.CreateTablePlan, P.CreateTableAsPlan, P.CreateViewPlan, P.CreateIndexPlan, P.CreateSourcePlan, P.CreateSecretPlan, P.AlterSecretPlan, P.CreateConnectionPlan, P.DropPlan,
-                   P.AlterSystemSetPlan} | namespaces
+    created = {P.CreateTablePlan, P.CreateTableAsPlan, P.CreateViewPlan, P.CreateIndexPlan, P.CreateSourcePlan,
+               P.CreatePostgresSourcePlan, P.CreateSecretPlan, P.AlterSecretPlan, P.CreateConnectionPlan,
+               P.CreateNamedTypePlan, P.DropNamedTypePlan, P.DropPlan}
+    assert ddl == created | {P.AlterSystemSetPlan} | namespaces
     assert {c for c in _concrete_plan_classes() if issubclass(c, P.DdlPlan)} == ddl - {P.AlterSystemSetPlan}
     rules = {c: c.transaction for c in _concrete_plan_classes() if c.transaction != "any"}
-    assert rules == {P.CreateTablePlan: "idle", P.CreateTableAsPlan: "idle", P.CreateViewPlan: "idle",
-                     P.CreateIndexPlan: "idle", P.CreateSourcePlan: "idle", P.CreateSecretPlan: "idle", P.AlterSecretPlan: "idle", P.CreateConnectionPlan: "idle", P.DropPlan: "idle", P.UpdatePlan: "never", P.DeletePlan: "never",
-                     **{c: "idle" for c in namespaces}}
+    assert rules == {**{c: "idle" for c in created | namespaces},
+                     P.UpdatePlan: "never", P.DeletePlan: "never", P.DiscardAllPlan: "never"}
 
 
 def test_the_catalog_version_follows_the_plan_type(monkeypatch):
