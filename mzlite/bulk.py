@@ -88,6 +88,11 @@ class PreparedInsert:
             self.mfp = MapFilterProject(n, exprs, (), tuple(range(n, n + len(exprs))))
             self.fn = compile_mfp(self.mfp)
         self.arity = arity
+        #: the one row as (parameter position, list form or None) per column, when each column
+        #: is a parameter itself or a strict one-argument conversion of one that has a list
+        #: form (``FuncImpl.many``: text timestamps, dates, numerics): evaluated a column at a
+        #: time, one C-level pass per column; None where any column is anything else
+        self.columnar = _columnar_form(rows[0]) if self.fn is not None and self.k == 1 else None
         #: parameter positions where a NULL value may share the plan of another type: the
         #: parameter is only ever a whole VALUES item (``plan.bare_parameters``), and each
         #: column reading it is it through strict conversions alone
@@ -111,6 +116,10 @@ class PreparedInsert:
                 except EvalError:
                     failed.append(i)
             return out, failed
+        if self.columnar is not None:
+            out = _evaluate_columnar(self.columnar, sets)
+            if out is not None:
+                return out, []
         out, errors = self.fn(sets)
         failed = []
         if errors:
@@ -121,6 +130,44 @@ class PreparedInsert:
             a = self.arity
             out = [row[j * a:(j + 1) * a] for row in out for j in range(self.k)]
         return out, failed
+
+
+def _columnar_form(row) -> Optional[tuple]:
+    """``PreparedInsert.columnar`` for the one VALUES ``row``, or None."""
+    cols = []
+    for e in row:
+        e = _bare(e)
+        if type(e) is Column:
+            cols.append((e.index, None))
+            continue
+        impl = FUNCTIONS.get(e.func) if isinstance(e, Call) and len(e.args) == 1 else None
+        arg = _bare(e.args[0]) if impl is not None else None
+        if impl is None or impl.many is None or not impl.strict or type(arg) is not Column:
+            return None
+        cols.append((arg.index, impl.many))
+    return tuple(cols) if any(many is not None for _i, many in cols) else None
+
+
+def _evaluate_columnar(columnar: tuple, sets) -> Optional[list]:
+    """The rows of ``sets`` evaluated a column at a time, or None when a list form raised
+    (the caller then evaluates row by row, which finds the failing sets in order)."""
+    cols = []
+    by_position = list(zip(*sets))  # the parameter sets transposed, in C
+    if not by_position:
+        return []
+    for i, many in columnar:
+        col = by_position[i]
+        if many is not None:
+            try:
+                if None in col:  # strict: NULL stays NULL, the rest go through the list form
+                    it = iter(many([v for v in col if v is not None]))
+                    col = [None if v is None else next(it) for v in col]
+                else:
+                    col = many(list(col))
+            except (EvalError, TypeError):
+                return None
+        cols.append(col)
+    return list(zip(*cols))
 
 
 def prepared(db, stmt, types) -> Optional[PreparedInsert]:

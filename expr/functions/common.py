@@ -35,15 +35,19 @@ class FuncImpl:
     env: dict = field(default_factory=dict)
     #: compiled by ``expr.compile`` with control flow (and, or, coalesce)
     lazy: bool = False
+    #: ``fn`` over a list of non-NULL values (one-argument functions only): the same values,
+    #: and the first error in list order, as ``[fn(v) for v in values]``; a column-at-a-time
+    #: caller (``mzlite.bulk``) uses it where one C-level pass can serve the whole column
+    many: Callable[[list], list] | None = None
 
 
 def add(table: dict, name: str, fn, strict: bool = True, inline: str | None = None, env: dict | None = None,
-        lazy: bool = False) -> None:
+        lazy: bool = False, many=None) -> None:
     """Put the implementation of ``name`` into a family's own ``table``; a func id defined
     twice in one family is a bug."""
     if name in table:
         raise AssertionError(f"expr.functions: {name} defined twice")
-    table[name] = FuncImpl(fn, strict, inline, env or {}, lazy)
+    table[name] = FuncImpl(fn, strict, inline, env or {}, lazy, many)
 
 
 def division_by_zero() -> EvalError:

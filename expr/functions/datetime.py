@@ -32,6 +32,7 @@ from expr.functions.numeric import numeric_div
 from repr import dates as D
 from repr.dates import USECS_PER_DAY, USECS_PER_SEC, UTC, DateInfinity, Interval, check_interval
 from repr.dates_infinity import keep_infinite as _keep_inf, null_if_infinite as _null_inf
+from repr.dates_many import PARSERS_MANY
 from repr.dates_typmod import typmod_interval, typmod_time, typmod_timestamp
 from repr.errors import EvalError
 from repr.strconv import parse_mz_timestamp
@@ -48,7 +49,7 @@ _DISPLAY = {"date": "date", "time": "time without time zone", "timestamp": "time
 # ------------------------------------------------------------------------------ casts
 
 for _t, _parse in D.PARSERS.items():
-    _reg(f"cast_text_to_{_t}", _parse)
+    _reg(f"cast_text_to_{_t}", _parse, many=PARSERS_MANY.get(_t))
 _reg("cast_date_to_text", D.date_out)
 _reg("cast_time_to_text", D.time_out)
 _reg("cast_timestamp_to_text", D.timestamp_out)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 
 from expr.functions.common import add, check_int, division_by_zero, int_out_of_range
-from repr.strconv import INT_RANGES, oid_of, parse_int, parse_oid
+from repr.strconv import INT_RANGES, oid_of, parse_int, parse_int_many, parse_oid
 
 FUNCTIONS: dict = {}
 _add = functools.partial(add, FUNCTIONS)
@@ -87,7 +87,8 @@ for _a in INTEGER_TYPES:
             _add(f"cast_{_a}_to_{_b}", check_int(_b), inline=f"({{0}} if {_lo} <= {{0}} <= {_hi} else _ovf_{_b}())",
                  env=_ENVS[_b])
     _add(f"cast_{_a}_to_text", str, inline="str({0})")
-    _add(f"cast_text_to_{_a}", (lambda t: lambda s: parse_int(s, t))(_a))
+    _add(f"cast_text_to_{_a}", (lambda t: lambda s: parse_int(s, t))(_a),
+         many=(lambda t: lambda values: parse_int_many(values, t))(_a))
     _add(f"cast_{_a}_to_oid", oid_of)
 _add("cast_oid_to_int4", lambda v: v - 4294967296 if v >= 2147483648 else v)
 _add("cast_oid_to_int8", lambda v: v, inline="{0}")

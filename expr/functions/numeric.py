@@ -22,7 +22,7 @@ import math
 from expr.functions.common import (add, division_by_zero, float_overflow, int_out_of_range,
                                    nan_aware_comparisons)
 from repr.errors import EvalError
-from repr.numeric import NUMERIC_CONTEXT, dscale, numeric_out, parse_numeric, typmod_numeric
+from repr.numeric import NUMERIC_CONTEXT, dscale, numeric_out, parse_numeric, parse_numeric_many, typmod_numeric
 from repr.strconv import INT_RANGES, float4_exact, parse_float4
 
 FUNCTIONS: dict = {}
@@ -275,4 +275,4 @@ _add("cast_float8_to_numeric", lambda x: _float_to_numeric(x, "%.15g"))
 _add("cast_numeric_to_float4", _numeric_to_float4)
 _add("cast_float4_to_numeric", lambda x: _float_to_numeric(float4_exact(x), "%.6g"))
 _add("cast_numeric_to_text", numeric_out)
-_add("cast_text_to_numeric", parse_numeric)
+_add("cast_text_to_numeric", parse_numeric, many=parse_numeric_many)
