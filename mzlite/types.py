@@ -67,8 +67,8 @@ class DBAPITypeObject:
 
 
 #: text-like types (PostgreSQL's string category, as display names)
-STRING = DBAPITypeObject("STRING", "text", "character varying", "varchar", "character", "char", "\"char\"", "bpchar", "name",
-                         "string", "uuid", "jsonb", "json")
+STRING = DBAPITypeObject("STRING", "text", "character varying", "varchar", "character", "char", "bpchar", "name",
+                         "string", "uuid", "jsonb", "json", '"char"')
 #: binary strings
 BINARY = DBAPITypeObject("BINARY", "bytea", "bytes")
 #: numbers: the integer types, numeric, and the floating point types
@@ -78,7 +78,7 @@ NUMBER = DBAPITypeObject("NUMBER", "smallint", "integer", "bigint", "numeric", "
 DATETIME = DBAPITypeObject("DATETIME", "date", "time", "time without time zone", "time with time zone", "timetz",
                            "timestamp", "timestamp without time zone", "timestamp with time zone", "timestamptz",
                            "interval", "mz_timestamp")
-#: row identifiers (PostgreSQL's oid; mzlite has no row ids, so no column has this type today)
+#: row identifiers (PostgreSQL's oid: an oid column is also a NUMBER)
 ROWID = DBAPITypeObject("ROWID", "oid")
 
 # ---------------------------------------------------------------------------- constructors

@@ -3,7 +3,8 @@
 
 Owns ``create_named_type`` (the options a list or map type needs, Materialize's checks and
 messages: a required option missing, a type modifier, an unnamed list or map type as an
-option, a map key other than ``text``, a name already taken), ``drop_named_type`` and
+option, a map key other than ``text``, a name already taken), ``drop_named_type`` (refused,
+2BP01, while a table's or view's definition names the type) and
 ``named_type`` (the structural type a user's type name stands for, or None).  A named type
 is an alias: ``CREATE TYPE int4_map AS MAP (KEY TYPE = text, VALUE TYPE = int4)`` makes
 ``int4_map`` mean ``map[text=>int4]`` wherever a type name is written; values of the two
@@ -17,6 +18,8 @@ Deliberately not here: the grammar (``sql.mztypes``), the catalog's table of nam
 TYPE: ``mzlite.namespaces``).
 """
 from __future__ import annotations
+
+import re
 
 from pglast import ast
 
@@ -78,8 +81,16 @@ def create_named_type(b, stmt, node):
     return P.CreateNamedTypePlan(key, type_)
 
 
+def _users(catalog, name: str) -> list:
+    """The items whose definition spells ``name`` as a word (a column of the type, a cast to
+    it): conservative, since a named type leaves no dependency edge (it is resolved away)."""
+    word = re.compile(r"(?<![A-Za-z0-9_$])" + re.escape(name) + r"(?![A-Za-z0-9_$])", re.IGNORECASE)
+    return [i for i in catalog.items() if i.create_sql and word.search(i.create_sql)]
+
+
 def drop_named_type(b, stmt, node):
-    """``DROP TYPE [IF EXISTS] name, ...`` (pglast's DropStmt of OBJECT_TYPE)."""
+    """``DROP TYPE [IF EXISTS] name, ...`` (pglast's DropStmt of OBJECT_TYPE); refused while
+    an item's definition names the type (CASCADE too: it would have to drop them)."""
     keys = []
     for obj in node.objects:
         names = [n.sval for n in (obj.names if isinstance(obj, ast.TypeName) else obj)]
@@ -87,5 +98,9 @@ def drop_named_type(b, stmt, node):
             if node.missing_ok:
                 continue
             raise b.error(errors.UNDEFINED_OBJECT, f"unknown catalog item '{'.'.join(names)}'", 0)
+        users = _users(b.catalog, names[-1])
+        if users:
+            raise b.error(errors.DEPENDENT_OBJECTS_STILL_EXIST, f"cannot drop type \"{names[-1]}\": "
+                          f"{users[0].kind_word()} \"{users[0].name}\" depends on it", 0)
         keys.append(b.catalog.key_for(tuple(names)))
     return P.DropNamedTypePlan(tuple(keys))
