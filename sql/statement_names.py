@@ -89,27 +89,26 @@ def alter_subcommand(text: str) -> str:
 
 #: Materialize's objects mzlite does not have (PostgreSQL's grammar has no such statements)
 _MATERIALIZE_OBJECTS = frozenset("SOURCE SINK SECRET CONNECTION".split())
+#: the forms of those that mzlite parses (a syntax error in one is the user's, not a refusal)
+_PARSED_HERE = frozenset({("CREATE", "SOURCE"), ("DROP", "SOURCE"), ("CREATE", "SECRET"), ("ALTER", "SECRET"),
+                          ("DROP", "SECRET"), ("CREATE", "CONNECTION"), ("DROP", "CONNECTION")})
 
 
 def materialize_only_form(text: str) -> str:
     """The name of a Materialize form mzlite lacks and PostgreSQL's grammar cannot parse
-    (``CREATE SOURCE``, ``DROP SECRET``, ``ALTER MATERIALIZED VIEW ... SET CLUSTER``, ``...
-    RETAIN HISTORY``, the ``map[text=>int]`` type), or empty: such a statement is refused (0A000), not
+    (``CREATE SINK``, ``ALTER SOURCE``, ``ALTER MATERIALIZED VIEW ... SET CLUSTER``, ``...
+    RETAIN HISTORY``), or empty: such a statement is refused (0A000), not
     reported as a syntax error at a word the user spelled right."""
     upper = [w.upper() for w, _ in _words(text)]
-    if any(w == "MAP" and nxt == "[" for w, nxt in zip(upper, upper[1:])):
-        return "the map type (map[K=>V])"
     name = statement_name(text, "")
     words = name.split()
     if not words or words[0] not in ("CREATE", "DROP", "ALTER"):
         return ""
     j = 3 if upper[1:3] == ["OR", "REPLACE"] else 1
     if j < len(upper) and upper[j] in _MATERIALIZE_OBJECTS:  # SINK and SECRET are no keywords
-        if upper[j] == "SOURCE" and upper[0] in ("CREATE", "DROP"):
-            return ""  # sources' own grammar (sql.mzsources) parsed it: its syntax errors are the user's
+        if (upper[0], upper[j]) in _PARSED_HERE:
+            return ""  # their own grammar (sql.mzsources, sql.mzconnections) parsed it: its syntax errors are the user's
         return f"{upper[0]} {upper[j]}"
-    if words == ["CREATE", "TYPE"] and ("LIST" in upper or "MAP" in upper):
-        return f"CREATE TYPE ... AS {'LIST' if 'LIST' in upper else 'MAP'}"
     if words[0] == "ALTER" and alter_subcommand(text).startswith("SET CLUSTER"):
         return f"{name} ... SET CLUSTER"
     if "RETAIN" in upper and "HISTORY" in upper:

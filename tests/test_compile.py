@@ -367,7 +367,7 @@ def test_inline_templates_agree_with_functions():
         "int8": [0, 1, -1, 2 ** 63 - 1, -2 ** 63, 3037000500],
         "float8": [0.0, -0.0, 1.5, -2.0, 1e308, -1e308, 1e-308, float("inf"), float("nan")],
         "numeric": [Decimal("0"), Decimal("1.5"), Decimal("NaN"), Decimal("-2")],
-        "text": ["", "aB", "héllo"], "bool": [True, False],
+        "text": ["", "aB", "héllo"], "bool": [True, False], "char": ["", "a", "Z"],
     }
     for name, impl in FUNCTIONS.items():
         if impl.inline is None or not impl.strict:
