@@ -178,7 +178,7 @@ def create_postgres_source(db, session, plan, stmt, params) -> Result:
         else:
             with db.unlocked():  # a network round trip
                 described = describe(conninfo, plan.publication, None if plan.tables is None
-                                     else [t for t, _alias in plan.tables])
+                                     else [t for t, _alias in plan.tables], schemas=plan.schemas)
     except SourceError as e:
         raise E.error_for(e.sqlstate, e.message) from None
     aliases = {t[1]: alias for t, alias in plan.tables} if plan.tables is not None else {}

@@ -140,10 +140,7 @@ def _postgres_source(b, stmt, node: mz.CreateSource):
     if node.with_options:
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"CREATE SOURCE ... WITH ({node.with_options[0][0]}) is not "
                       f"supported", cloc)
-    if node.for_schemas is not None:
-        raise b.error(errors.FEATURE_NOT_SUPPORTED, "FOR SCHEMAS is not supported for PostgreSQL sources (name the "
-                      "tables: FOR TABLES (...), or FOR ALL TABLES)", cloc)
-    if not node.for_all_tables and node.for_tables is None:
+    if not node.for_all_tables and node.for_tables is None and node.for_schemas is None:
         raise b.error(errors.SYNTAX_ERROR, "multi-output sources require a FOR TABLES (..) or FOR ALL TABLES "
                       "statement", cloc)
     tables = None
@@ -158,8 +155,9 @@ def _postgres_source(b, stmt, node: mz.CreateSource):
     progress = node.expose_progress or (node.name[:-1] + (node.name[-1] + "_progress",))
     progress_name = b.catalog.key_for(progress, b.pos(node.location))
     b.depends_on.add(conn.id)
+    schemas = tuple(dict.fromkeys(node.for_schemas)) if node.for_schemas is not None else None
     return P.CreatePostgresSourcePlan(name, schema, conn.id, publication, progress_name, tables,
-                                      node.if_not_exists, stmt.text, node.in_cluster)
+                                      node.if_not_exists, stmt.text, node.in_cluster, schemas)
 
 
 def refused(b, stmt, node: mz.Refused):

@@ -180,7 +180,8 @@ _DROP_TAGS = {"table": "DROP TABLE", "view": "DROP VIEW", "materialized_view": "
 @dataclass(frozen=True)
 class CreatePostgresSourcePlan(DdlPlan):
     """``CREATE SOURCE ... FROM POSTGRES CONNECTION c (PUBLICATION 'p')``: ``tables`` None for
-    ``FOR ALL TABLES``, else ``((schema or None, table), subsource name)`` pairs."""
+    ``FOR ALL TABLES`` and ``FOR SCHEMAS``, else ``((schema or None, table), subsource name)``
+    pairs."""
     name: str
     schema: str
     connection_id: GlobalId
@@ -190,6 +191,9 @@ class CreatePostgresSourcePlan(DdlPlan):
     if_not_exists: bool = False
     create_sql: str = ""
     in_cluster: Optional[str] = None
+    #: ``FOR SCHEMAS (...)``: the PostgreSQL schemas whose tables in the publication are read
+    #: (None: not given); never set together with ``tables``
+    schemas: Optional[tuple] = None
     tag: ClassVar[str] = "CREATE SOURCE"
 
 

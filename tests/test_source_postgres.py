@@ -282,7 +282,7 @@ def test_what_a_source_cannot_read_is_refused(pg):
     cases = [("(PUBLICATION 'nope') FOR ALL TABLES", "42704", "nope"),
              ("(PUBLICATION 'plain_pub') FOR ALL TABLES", "55000", "REPLICA IDENTITY FULL"),
              ("(PUBLICATION 'mz_source') FOR TABLES (missing)", "42704", "missing"),
-             ("(PUBLICATION 'mz_source') FOR SCHEMAS (public)", "0A000", "FOR SCHEMAS"),
+             ("(PUBLICATION 'mz_source') FOR SCHEMAS (nope)", "42704", "nope"),
              ("(PUBLICATION 'mz_source', TEXT COLUMNS (kinds.t)) FOR ALL TABLES", "0A000", "TEXT COLUMNS"),
              ("(PUBLICATION 'mz_source')", "42601", "FOR ALL TABLES")]
     for tail, state, words in cases:
@@ -296,6 +296,29 @@ def test_what_a_source_cannot_read_is_refused(pg):
     assert pg.execute("SELECT count(*) FROM pg_replication_slots").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM mz_sources").fetchall() == [(0,)]
     con.close()
+
+
+def test_for_schemas_reads_the_publication_tables_in_those_schemas(pg):
+    """``FOR SCHEMAS (s)`` makes a subsource of each table of the publication in schema ``s``
+    and of no other.  Sabotage seen red: ``describe`` ignoring ``schemas`` (public's tables
+    became subsources too)."""
+    pg.execute("DROP SCHEMA IF EXISTS other CASCADE")
+    pg.execute("CREATE SCHEMA other")
+    pg.execute("CREATE TABLE other.extra (id int PRIMARY KEY, note text)")
+    pg.execute("ALTER TABLE other.extra REPLICA IDENTITY FULL")
+    pg.execute("INSERT INTO other.extra VALUES (1, 'one'), (2, 'two')")
+    pg.execute("ALTER PUBLICATION mz_source ADD TABLE other.extra")
+    con = mz_connect(pg)
+    try:
+        con.execute("CREATE SOURCE s FROM POSTGRES CONNECTION pg_connection (PUBLICATION 'mz_source') "
+                    "FOR SCHEMAS (other)")
+        subs = sorted(r[0] for r in con.execute("SHOW SUBSOURCES ON s").fetchall())
+        assert [n for n in subs if not n.endswith("_progress")] == ["extra"]
+        assert sorted(con.execute("SELECT * FROM extra").fetchall()) == [(1, "one"), (2, "two")]
+        con.execute("DROP SOURCE s CASCADE")
+    finally:
+        con.close()
+        pg.execute("DROP SCHEMA other CASCADE")
 
 
 CHILD = """

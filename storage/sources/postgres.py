@@ -65,9 +65,10 @@ def connect(conninfo: dict, **kw):
         raise SourceError("08001", f"cannot connect to PostgreSQL: {str(e).strip().splitlines()[0]}") from None
 
 
-def describe(conninfo: dict, publication: str, wanted: Optional[list]) -> list:
+def describe(conninfo: dict, publication: str, wanted: Optional[list], schemas: Optional[tuple] = None) -> list:
     """``[(schema, table, oid, [(column, pg type, mz type, nullable, type oid)])]`` of the
-    publication's tables (``wanted``: ``[(schema or None, table)]``, None for all)."""
+    publication's tables (``wanted``: ``[(schema or None, table)]``, None for all; ``schemas``:
+    only the tables in those schemas, each of which must hold one)."""
     with connect(conninfo) as pg:
         if pg.execute("SHOW wal_level").fetchone()[0] != "logical":
             raise SourceError("55000", "PostgreSQL's wal_level must be logical for a source (it is "
@@ -76,6 +77,11 @@ def describe(conninfo: dict, publication: str, wanted: Optional[list]) -> list:
             raise SourceError("42704", f"publication {publication!r} does not exist in PostgreSQL")
         tables = pg.execute("SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s "
                             "ORDER BY schemaname, tablename", (publication,)).fetchall()
+        if schemas is not None:
+            for schema in schemas:
+                if not any(t[0] == schema for t in tables):
+                    raise SourceError("42704", f"schema {schema!r} has no tables in publication {publication!r}")
+            tables = [t for t in tables if t[0] in schemas]
         if wanted is not None:
             pick = []
             for schema, name in wanted:
