@@ -222,3 +222,24 @@ def test_hmac_and_constant_time_eq():
     with pytest.raises(mzlite.Error) as e:
         con.execute("SELECT hmac('m', 'k', 'sha3')")
     assert e.value.sqlstate == "22023"
+
+
+def test_webhook_source_in_a_data_directory_keeps_its_rows_and_its_check(tmp_path):
+    con = mzlite.connect(str(tmp_path / "data"))
+    con.execute("CREATE SECRET k AS 'key'")
+    con.execute("CREATE SOURCE w FROM WEBHOOK BODY FORMAT TEXT CHECK (WITH (BODY, SECRET k) "
+                "constant_time_eq(body, k))")
+    webhooks.receive(con, "materialize", "public", "w", [], b"key")
+    with pytest.raises(mzlite.Error) as e:
+        con.execute("DROP SECRET k")  # the CHECK depends on it
+    assert e.value.sqlstate == "2BP01"
+    assert con.execute("SELECT status FROM mz_internal.mz_source_statuses WHERE name = 'w'").fetchall() == [
+        ("running",)]
+    con.close()
+    con = mzlite.connect(str(tmp_path / "data"))
+    assert con.execute("SELECT body FROM w").fetchall() == [("key",)]
+    with pytest.raises(webhooks.Rejected):
+        webhooks.receive(con, "materialize", "public", "w", [], b"wrong")
+    webhooks.receive(con, "materialize", "public", "w", [], b"key")
+    assert con.execute("SELECT count(*) FROM w").fetchall() == [(2,)]
+    con.close()
