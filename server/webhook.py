@@ -6,7 +6,8 @@ request handed to ``mzlite.webhooks.receive`` on the handler thread's own ``mzli
 connection.  Responses, as Materialize's: 200 with an empty body when the row was appended;
 400 with the reason as text when the request was rejected (CHECK not true or failed, a body
 that does not decode); 404 for a path that names no webhook source; 405 for any method but
-POST; 413 for a body over ``max_body_bytes``.  Invariants: a request gets exactly one
+POST; 411 for a chunked body (only ``Content-Length`` bodies are read); 413 for a body over
+``max_body_bytes``.  Invariants: a request gets exactly one
 response and an engine error never escapes as a stack trace (it is a 400 or, for a bug,
 500); shutting down stops accepting and closes the connections it opened.  Deliberately not
 here: what a request becomes (``mzlite.webhooks``), the PostgreSQL protocol
@@ -57,6 +58,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         parts = self.path.split("?", 1)[0].strip("/").split("/")
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self.close_connection = True
+            self._reply(411, "chunked request bodies are not supported: send Content-Length\n")
+            return
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:

@@ -10,7 +10,8 @@ handler's ``do_GET`` mapping removed (``test_wrong_method_is_405``: 501);
 ``drop_source_item`` not removing the ingestion (``test_embedded_webhook_source_is_readable_
 and_receives_nothing``: the dropped source's ingestion still registered and appending; over
 HTTP the dropped name is already a 404 by catalog resolution, which
-``test_drop_source_stops_accepting`` covers).
+``test_drop_source_stops_accepting`` covers); the handler's chunked-body refusal removed
+(``test_chunked_body_is_411``: 200, an empty body appended).
 """
 from __future__ import annotations
 
@@ -151,6 +152,17 @@ def test_wrong_method_is_405(served, pg):
     assert post(served[1], "m_hook", b"", method="GET")[0] == 405
     assert post(served[1], "m_hook", b"x", method="PUT")[0] == 405
     assert pg.execute("SELECT count(*) FROM m_hook").fetchone() == (0,)
+
+
+def test_chunked_body_is_411(served, pg):
+    import http.client
+    pg.execute("CREATE SOURCE c_hook FROM WEBHOOK BODY FORMAT TEXT")
+    conn = http.client.HTTPConnection("127.0.0.1", served[1], timeout=30)
+    conn.request("POST", "/api/webhook/materialize/public/c_hook", body=iter([b"a", b"b"]),
+                 encode_chunked=True)
+    assert conn.getresponse().status == 411
+    conn.close()
+    assert pg.execute("SELECT count(*) FROM c_hook").fetchone() == (0,)
 
 
 def test_concurrent_senders(served, pg, signed):
