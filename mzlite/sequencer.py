@@ -20,7 +20,7 @@ conversion (``mzlite.coordinator``); what each handler does (``reads``, ``bulk``
 """
 from __future__ import annotations
 
-from mzlite import bulk, catalog_store, connections, copy, ddl, namespaces, prepared, show, sources, subscribe
+from mzlite import bulk, catalog_store, connections, copy, ddl, namespaces, prepared, show, sources, subscribe, webhooks
 from mzlite.bulk_modify import plan_bulk_modify
 from mzlite.cursor import Result
 from mzlite.reads import select
@@ -118,6 +118,7 @@ HANDLERS = {
     P.CommentPlan: namespaces.comment,
     P.CreateSourcePlan: sources.create_source,
     P.CreatePostgresSourcePlan: sources.create_postgres_source,
+    P.CreateWebhookSourcePlan: webhooks.create_webhook_source,
     P.CreateSecretPlan: connections.create_secret,
     P.AlterSecretPlan: connections.alter_secret,
     P.CreateConnectionPlan: connections.create_connection,

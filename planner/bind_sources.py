@@ -3,9 +3,10 @@
 Owns which sources mzlite can create -- load generators COUNTER, AUCTION, MARKETING and TPCH,
 their options (``TICK INTERVAL``, ``AS OF``, ``UP TO``, ``SCALE FACTOR``, ``MAX CARDINALITY``)
 checked and normalised into a ``CreateSourcePlan``; PostgreSQL through a connection
-(``PUBLICATION``, ``FOR ALL TABLES | FOR TABLES``) into a ``CreatePostgresSourcePlan`` -- the
-refusal, naming what is unsupported (0A000), of every other connector (Kafka, MySQL, SQL
-Server, webhooks), generator and option; DROP SOURCE's resolution into a ``DropPlan``; SHOW
+(``PUBLICATION``, ``FOR ALL TABLES | FOR TABLES``) into a ``CreatePostgresSourcePlan``; webhooks
+(``BODY FORMAT``, ``INCLUDE HEADERS``/``HEADER``, the CHECK's inputs with its secrets resolved)
+into a ``CreateWebhookSourcePlan`` -- the refusal, naming what is unsupported (0A000), of every
+other connector (Kafka, MySQL, SQL Server), generator and option; DROP SOURCE's resolution into a ``DropPlan``; SHOW
 SUBSOURCES; the refused source statements (``sql.mzsources.Refused``).  Invariant: a plan
 names only options the generator honours -- an option mzlite cannot honour is refused,
 never ignored.  Deliberately not here: the generators' outputs and data
@@ -58,6 +59,8 @@ def create_source(b, stmt, node: mz.CreateSource):
     cloc = node.connector_location
     if node.connector == "POSTGRES" and node.connection is not None:
         return _postgres_source(b, stmt, node)
+    if node.connector == "WEBHOOK":
+        return _webhook_source(b, stmt, node)
     if node.connector != "LOAD GENERATOR":
         what = _CONNECTOR_WORDS.get(node.connector, node.connector)
         if node.connector == "POSTGRES":
@@ -158,6 +161,41 @@ def _postgres_source(b, stmt, node: mz.CreateSource):
     schemas = tuple(dict.fromkeys(node.for_schemas)) if node.for_schemas is not None else None
     return P.CreatePostgresSourcePlan(name, schema, conn.id, publication, progress_name, tables,
                                       node.if_not_exists, stmt.text, node.in_cluster, schemas)
+
+
+def _webhook_source(b, stmt, node: mz.CreateSource):
+    hook, cloc = node.webhook, node.connector_location
+    name = b.catalog.key_for(node.name, b.pos(node.location))
+    schema = b.catalog.schema_of(node.name, b.pos(node.location), write=True)
+    if b.catalog.try_resolve(name) is not None and not node.if_not_exists:
+        raise b.error(errors.DUPLICATE_OBJECT, f"catalog item '{name}' already exists", node.location)
+    if hook.body_format not in ("JSON", "TEXT", "BYTES"):
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, f"BODY FORMAT {hook.body_format} is not supported (mzlite's "
+                      f"webhooks take JSON, TEXT and BYTES)", cloc)
+    if hook.header_filter:
+        raise b.error(errors.FEATURE_NOT_SUPPORTED, "INCLUDE HEADERS (...) with a header filter is not supported: "
+                      "INCLUDE HEADERS takes every header", cloc)
+    columns = ["body"] + (["headers"] if hook.include_headers else []) + [c for _, c, _ in hook.header_columns]
+    for col in columns:
+        if columns.count(col) > 1:
+            raise b.error(errors.DUPLICATE_COLUMN, f'column "{col}" specified more than once', cloc)
+    inputs, seen = [], set()
+    for kind, secret, alias, as_bytes in hook.check_with:
+        sid = None
+        if kind == "SECRET":
+            item = b.catalog.resolve(secret, position=b.pos(cloc))
+            if item.kind != "secret":
+                raise b.error(errors.WRONG_OBJECT_TYPE, f'"{item.name}" is not a secret', cloc)
+            sid = item.id
+            b.depends_on.add(sid)
+        col = alias or (secret[-1] if secret else kind.lower())
+        if col in seen:
+            raise b.error(errors.DUPLICATE_COLUMN, f'"{col}" is named more than once in CHECK\'s WITH', cloc)
+        seen.add(col)
+        inputs.append((kind.lower(), sid, col, as_bytes))
+    return P.CreateWebhookSourcePlan(name, schema, hook.body_format.lower(), hook.include_headers,
+                                     hook.header_columns, hook.check, tuple(inputs), node.if_not_exists, stmt.text,
+                                     node.in_cluster)
 
 
 def refused(b, stmt, node: mz.Refused):

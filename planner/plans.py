@@ -198,6 +198,25 @@ class CreatePostgresSourcePlan(DdlPlan):
 
 
 @dataclass(frozen=True)
+class CreateWebhookSourcePlan(DdlPlan):
+    """``CREATE SOURCE ... FROM WEBHOOK``: ``body_format`` json, text or bytes;
+    ``header_columns`` ``(header name, column, bytes)``; ``check`` the CHECK expression's
+    text and ``check_with`` its inputs ``(headers | body | secret, secret id or None, name in
+    the expression, bytes)``."""
+    name: str
+    schema: str
+    body_format: str
+    include_headers: bool = False
+    header_columns: tuple = ()
+    check: Optional[str] = None
+    check_with: tuple = ()
+    if_not_exists: bool = False
+    create_sql: str = ""
+    in_cluster: Optional[str] = None
+    tag: ClassVar[str] = "CREATE SOURCE"
+
+
+@dataclass(frozen=True)
 class CreateSecretPlan(DdlPlan):
     """``value``: the secret's bytes (never in ``create_sql``, which is redacted)."""
     name: str

@@ -1,6 +1,7 @@
 """The ``mzlite serve`` command line: options in the style of ``postgres``/``materialized``.
 
-Owns parsing ``mzlite serve [DIR] [--host H] [--port P] ...``, opening the database,
+Owns parsing ``mzlite serve [DIR] [--host H] [--port P] [--http-port P] ...``, opening the
+database, starting the webhook listener (``server.webhook``) when ``--http-port`` is given,
 installing the SIGINT/SIGTERM handlers that shut the server down cleanly, and logging (one
 line per connection event at the default level).  Deliberately not here: serving
 (``server.listener``).
@@ -44,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"unread SUBSCRIBE updates per connection before it fails (default {DEFAULT_SUBSCRIBE_BUFFER})")
     p.add_argument("--system-parameter", action="append", default=[], metavar="NAME=VALUE",
                    help="set a system parameter, e.g. enable_compute_interactive_runtime=false")
+    p.add_argument("--http-port", type=int, default=None, metavar="PORT",
+                   help="serve webhook sources over HTTP on this port (POST /api/webhook/materialize/public/"
+                        "<source>; Materialize uses 6876; default: no HTTP listener)")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     return p
 
@@ -80,13 +84,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write(f"mzlite serve: error: {e}\n")
         return 1
 
+    hook = None
+    if args.http_port is not None:
+        from server.webhook import WebhookServer
+        try:
+            hook = WebhookServer(con, args.host, args.http_port)
+        except OSError as e:
+            server.shutdown()
+            sys.stderr.write(f"mzlite serve: error: --http-port: {e}\n")
+            return 1
+
+    def shut_down():
+        if hook is not None:
+            hook.shutdown()
+        server.shutdown()
+
     def stop(signum, frame):
         log.info("received %s", signal.Signals(signum).name)
-        threading.Thread(target=server.shutdown, daemon=True).start()
+        threading.Thread(target=shut_down, daemon=True).start()
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    if hook is not None:
+        hook.start()
+        print(f"mzlite serve: webhooks on http://{hook.host}:{hook.port}/api/webhook/", flush=True)
     print(f"mzlite serve: listening on {server.host}:{server.port}", flush=True)
     server.serve_forever()
-    server.shutdown()
+    shut_down()
     return 0

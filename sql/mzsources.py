@@ -3,9 +3,12 @@
 Owns the grammar of ``CREATE SOURCE [IF NOT EXISTS] name [IN CLUSTER c] FROM LOAD GENERATOR
 g [(option [, ...])] [FOR ALL TABLES | FOR TABLES (t [AS n], ...) | FOR SCHEMAS (s, ...)]
 [EXPOSE PROGRESS AS name] [WITH (...)]``, the head of ``CREATE SOURCE ... FROM <connector>``
-for the connectors mzlite refuses (POSTGRES, KAFKA, MYSQL, SQL SERVER, WEBHOOK: the
-statement is recognised so the planner can name what is unsupported instead of a syntax
-error), and ``DROP SOURCE [IF EXISTS] name [, ...] [CASCADE | RESTRICT]``.  Invariant:
+``CREATE SOURCE name [IN CLUSTER c] FROM WEBHOOK BODY FORMAT JSON | TEXT | BYTES [INCLUDE
+HEADERS | INCLUDE HEADER 'h' AS col [BYTES], ...] [CHECK ([WITH (HEADERS [BYTES], BODY [AS a]
+[BYTES], SECRET s [AS a] [BYTES], ...)] expr)]`` (``Webhook``; the CHECK expression kept as its
+text, for the adapter to evaluate per request), the head of ``CREATE SOURCE ... FROM <connector>``
+for the connectors mzlite refuses (KAFKA, MYSQL, SQL SERVER: the statement is recognised so the
+planner can name what is unsupported instead of a syntax error), and ``DROP SOURCE [IF EXISTS] name [, ...] [CASCADE | RESTRICT]``.  Invariant:
 option names are upper-case words joined by one space (``TICK INTERVAL``, ``AS OF``, ``UP
 TO``) and values are Python values (str, int, float, bool), so the planner never re-reads
 text.  Deliberately not here: which options a generator accepts or what they mean
@@ -18,6 +21,21 @@ from typing import Any, Optional
 
 #: the connectors ``CREATE SOURCE ... FROM`` may name (multi-word ones joined by a space)
 CONNECTORS = ("LOAD GENERATOR", "POSTGRES", "KAFKA", "MYSQL", "SQL SERVER", "WEBHOOK")
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """What ``FROM WEBHOOK`` says."""
+    body_format: str                     #: JSON, JSON ARRAY, TEXT or BYTES
+    include_headers: bool = False
+    #: INCLUDE HEADERS (...) filter, as typed (refused by the planner)
+    header_filter: bool = False
+    #: ``INCLUDE HEADER 'h' AS col [BYTES]``: (header name, column name, bytes)
+    header_columns: tuple[tuple[str, str, bool], ...] = ()
+    #: CHECK's WITH items: (HEADERS | BODY | SECRET, secret name or None, alias or None, bytes)
+    check_with: tuple[tuple[str, Optional[tuple[str, ...]], Optional[str], bool], ...] = ()
+    check: Optional[str] = None          #: the CHECK expression's text
+    check_location: int = 0
 
 
 @dataclass(frozen=True)
@@ -37,6 +55,7 @@ class CreateSource:
     location: int = 0             #: of the source's name
     connector_location: int = 0   #: of the connector's first word
     connection: Optional[tuple[str, ...]] = None  #: FROM POSTGRES CONNECTION name
+    webhook: Optional[Webhook] = None
 
 
 @dataclass(frozen=True)
@@ -176,6 +195,12 @@ def parse_source_statement(ctx):
     if connector is None:
         raise ctx.error_here()
     connection = None
+    if connector == "WEBHOOK":
+        hook = _webhook(ctx)
+        _end(ctx)
+        return ctx.stmt("create_source", CreateSource(name, connector, in_cluster=cluster,
+                                                      if_not_exists=if_not_exists, location=loc,
+                                                      connector_location=cloc, webhook=hook))
     if connector == "POSTGRES" and ctx.accept("CONNECTION"):
         connection = ctx.name()
         generator = None
@@ -207,3 +232,60 @@ def parse_source_statement(ctx):
     return ctx.stmt("create_source", CreateSource(name, connector, generator, opts, for_all, for_tables,
                                                   for_schemas, progress, with_opts, cluster, if_not_exists,
                                                   loc, cloc, connection))
+
+
+def _string(ctx) -> str:
+    if not ctx.peek().startswith("\0'"):
+        raise ctx.error_here()
+    return ctx.literal()
+
+
+def _webhook(ctx) -> Webhook:
+    """The rest of ``FROM WEBHOOK ...`` (after the word WEBHOOK)."""
+    ctx.expect("BODY", "FORMAT")
+    fmt = ctx.ident(keywords=True).upper()
+    if fmt == "JSON" and ctx.accept("ARRAY"):
+        fmt = "JSON ARRAY"
+    include = header_filter = False
+    columns = []
+    while ctx.accept("INCLUDE"):
+        if ctx.accept("HEADERS"):
+            include = True
+            if ctx.peek() == "(":
+                header_filter = True
+                ctx.i = ctx.matching_paren(ctx.i) + 1
+        else:
+            ctx.expect("HEADER")
+            header = _string(ctx)
+            ctx.expect("AS")
+            col = ctx.ident()
+            columns.append((header, col, ctx.accept("BYTES")))
+    check_with: list = []
+    check = None
+    check_loc = 0
+    if ctx.accept("CHECK"):
+        if ctx.peek() != "(":
+            raise ctx.error_here()
+        close = ctx.matching_paren(ctx.i)
+        ctx.i += 1
+        if ctx.accept("WITH"):
+            ctx.expect("(")
+            while True:
+                kind = ctx.ident(keywords=True).upper()
+                secret = None
+                if kind == "SECRET":
+                    secret = ctx.name()
+                elif kind not in ("HEADERS", "BODY"):
+                    ctx.i -= 1
+                    raise ctx.error_here()
+                alias = ctx.ident() if ctx.accept("AS") else None
+                check_with.append((kind, secret, alias, ctx.accept("BYTES")))
+                if ctx.accept(")"):
+                    break
+                ctx.expect(",")
+        if ctx.i >= close:
+            raise ctx.error_here()
+        check_loc = ctx.loc()
+        check = ctx.ptext[check_loc:ctx.toks[close - 1].end]
+        ctx.i = close + 1
+    return Webhook(fmt, include, header_filter, tuple(columns), tuple(check_with), check, check_loc)

@@ -41,7 +41,7 @@ def test_ddl_is_a_property_of_the_plan_type():
     namespaces = {P.CreateSchemaPlan, P.DropSchemaPlan, P.CreateClusterPlan, P.DropClusterPlan,
                   P.ClusterReplicasPlan, P.AlterClusterPlan, P.RenamePlan, P.CommentPlan}
     created = {P.CreateTablePlan, P.CreateTableAsPlan, P.CreateViewPlan, P.CreateIndexPlan, P.CreateSourcePlan,
-               P.CreatePostgresSourcePlan, P.CreateSecretPlan, P.AlterSecretPlan, P.CreateConnectionPlan,
+               P.CreatePostgresSourcePlan, P.CreateWebhookSourcePlan, P.CreateSecretPlan, P.AlterSecretPlan, P.CreateConnectionPlan,
                P.CreateNamedTypePlan, P.DropNamedTypePlan, P.DropPlan}
     assert ddl == created | {P.AlterSystemSetPlan} | namespaces
     assert {c for c in _concrete_plan_classes() if issubclass(c, P.DdlPlan)} == ddl - {P.AlterSystemSetPlan}

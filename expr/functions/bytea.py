@@ -4,7 +4,9 @@ Owns the func ids ``sql.functions.bytea`` names: ``length``, ``bit_length``, ``l
 ``convert_from`` in a named encoding (``_codec``: the encodings Python's codecs know, under
 any of their spellings; undecodable bytes raise 22021), ``substr`` (1-based, clamped),
 ``encode``/``decode`` (``hex``, ``base64`` with PostgreSQL's 76-column lines, ``escape``),
-``md5``, ``get_byte``, ``||``, and the casts to and from ``text`` (``sql.types.bytea``).
+``md5``, ``get_byte``, ``||``, Materialize's ``digest``/``hmac`` (``md5``, ``sha1``, ``sha224``,
+``sha256``, ``sha384``, ``sha512``; any other algorithm 22023) and ``constant_time_eq``
+(``hmac.compare_digest``), and the casts to and from ``text`` (``sql.types.bytea``).
 Invariant: raises only ``EvalError`` with PostgreSQL's SQLSTATE and message.
 Deliberately not here: the text input and output (``repr.strconv``) and comparisons
 (``expr.functions.generic``: bytes order as PostgreSQL's bytea, bytewise).
@@ -16,6 +18,7 @@ import binascii
 import codecs
 import functools
 import hashlib
+import hmac as _hmac
 
 from expr.functions.common import add
 from repr.errors import EvalError
@@ -101,3 +104,33 @@ _add("bytea_decode", bytea_decode)
 _add("bytea_md5", lambda b: hashlib.md5(b).hexdigest())
 _add("bytea_get_byte", bytea_get_byte)
 _add("bytea_concat", lambda a, b: a + b)
+
+
+_HASHES = ("md5", "sha1", "sha224", "sha256", "sha384", "sha512")
+
+
+def _algorithm(name: str) -> str:
+    if name.lower() not in _HASHES:
+        raise EvalError("22023", f"invalid hash algorithm '{name}'")
+    return name.lower()
+
+
+def _bytes(x) -> bytes:
+    return x.encode() if isinstance(x, str) else x
+
+
+def digest(data, algorithm: str) -> bytes:
+    return hashlib.new(_algorithm(algorithm), _bytes(data)).digest()
+
+
+def hmac_digest(data, key, algorithm: str) -> bytes:
+    return _hmac.new(_bytes(key), _bytes(data), _algorithm(algorithm)).digest()
+
+
+def constant_time_eq(a, b) -> bool:
+    return _hmac.compare_digest(_bytes(a), _bytes(b))
+
+
+_add("digest", digest)
+_add("hmac", hmac_digest)
+_add("constant_time_eq", constant_time_eq)

@@ -2,7 +2,8 @@
 
 Owns ``length``/``octet_length``, ``bit_length`` (of bytea and of text), ``length(bytea,
 encoding)`` and ``convert_from(bytea, encoding)``, ``substr``/``substring``, ``encode``,
-``decode``, ``md5``, ``get_byte``, the comparisons, and ``||`` (``resolve_operator``: ``bytea || bytea``, an
+``decode``, ``md5``, ``get_byte``, Materialize's ``digest``, ``hmac`` and ``constant_time_eq``
+(of text and of bytea), the comparisons, and ``||`` (``resolve_operator``: ``bytea || bytea``, an
 unknown operand read as bytea).
 Invariant: every func id here is implemented in ``expr.functions.bytea`` (comparisons:
 ``expr.functions.generic``); the hook returns None for every operand it does not own.
@@ -22,7 +23,10 @@ FUNCTIONS = sigs(
     ("encode", ("bytea", "text"), "text", "bytea_encode"),
     ("decode", ("text", "text"), "bytea", "bytea_decode"),
     ("md5", ("bytea",), "text", "bytea_md5"),
-    ("get_byte", ("bytea", "int4"), "int4", "bytea_get_byte"))
+    ("get_byte", ("bytea", "int4"), "int4", "bytea_get_byte"),
+    *(("digest", (t, "text"), "bytea", "digest") for t in ("text", "bytea")),
+    *(("hmac", (t, t, "text"), "bytea", "hmac") for t in ("text", "bytea")),
+    *(("constant_time_eq", (t, t), "bool", "constant_time_eq") for t in ("text", "bytea")))
 OPERATORS = sigs(*((op, ("bytea", "bytea"), "bool", fid) for op, fid in CMP.items()))
 #: func ids the resolution produces beyond the tables above
 FUNC_IDS = {"bytea_concat": "resolve_operator ||"}
