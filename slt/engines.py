@@ -127,6 +127,10 @@ class GuardedEngine(Engine):
         return call.result
 
     @property
+    def reset_notes(self) -> list:
+        return getattr(self._inner, "reset_notes", [])
+
+    @property
     def dead(self) -> bool:
         return self._dead
 
