@@ -1,19 +1,22 @@
 """A PostgreSQL-protocol engine for the runner, through psycopg 3.
 
-Owns ``PostgresEngine``, which runs records against any server that speaks PostgreSQL's
-protocol: PostgreSQL itself, the oracle for suites that avoid Materialize-only syntax
-(``--engine postgres`` with ``MZLITE_SLT_PG=host:port[:user[:database]]``, default
-127.0.0.1:5432:postgres), or ``--url postgres://...`` (``mzlite serve``, Materialize).
-It answers skipif/onlyif to ``postgresql`` and ``pgoracle`` against PostgreSQL, and to
-``postgresql``, ``mzlite`` and ``materialize`` against a server that reports ``mz_version``.
+Owns ``PostgresEngine``, the one engine class for every server that speaks PostgreSQL's
+protocol, parameterised by the dialect the server reports (``dialect``): "postgres" for
+PostgreSQL itself, the oracle for suites that avoid Materialize-only syntax (``--engine
+postgres`` with ``MZLITE_SLT_PG=host:port[:user[:database]]``, default 127.0.0.1:5432:postgres),
+and "materialize" for a server that reports ``mz_version`` (``--url postgres://...``: ``mzlite
+serve``, Materialize).  The dialect decides the skipif/onlyif names (``postgresql`` and
+``pgoracle``; ``postgresql``, ``mzlite`` and ``materialize``) and how a reset cleans up.
 Our suites (slt/test/) mark Materialize-only syntax with ``skipif pgoracle`` and
 oracle-only helpers (REFRESH MATERIALIZED VIEW) with ``onlyif pgoracle``.
 
 Invariants: values come back as mzlite's engine returns them to the runner (bool, int,
 Decimal for numeric, float, and PostgreSQL's text for every other type), chosen by the
-column's type OID, so rendering is the same code path for every engine; each file starts
-from an empty database (PostgreSQL: a fresh ``public`` schema; a Materialize-like server:
-every user object dropped); ``simple conn=NAME`` blocks run on a session of their own.
+column's type OID, so rendering is the same code path for every engine; each file, and the
+rest of a file after ``reset-server``, starts from Materialize's runner's clean state (see
+``PostgresEngine.reset``: a server cannot be restarted from here, so reset-server is that
+reset, and what the server refuses of it is in ``reset_notes``); ``simple conn=NAME`` blocks
+run on a session of their own, reopened by a reset.
 Deliberately not here: rendering, comparison (``slt.render``, ``slt.runner``).
 """
 from __future__ import annotations
@@ -210,12 +213,16 @@ class PostgresEngine(Engine):
         SYSTEM RESET ALL`` (the runner's system parameters applied again), every user cluster
         but the session's dropped, every user schema dropped, and ``public`` emptied (``DROP
         SCHEMA public CASCADE; CREATE SCHEMA public``, or, where the server refuses that,
-        every object SHOW OBJECTS lists dropped); on PostgreSQL a fresh ``public`` schema.
+        every object SHOW OBJECTS lists dropped); on PostgreSQL every user schema dropped and
+        a fresh ``public``.
         A step the server refuses is noted in ``reset_notes``; an object that cannot be
         dropped raises (the file would not start clean)."""
         self.reset_notes = []
         self.close()
         if not self.materialize_like:
+            for (name,) in self._rows("SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' "
+                                      "AND nspname NOT IN ('information_schema', 'public')"):
+                self.execute(f"DROP SCHEMA {_ident(name)} CASCADE")
             self.execute("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public")
             return
         try:

@@ -5,6 +5,8 @@ file passes twice in a row on one server), ``reset-server`` is honoured, and wha
 refuses of a reset is reported."""
 from __future__ import annotations
 
+import os
+
 import psycopg
 import pytest
 
@@ -108,6 +110,12 @@ statement ok
 CREATE CLUSTER extra SIZE '1'
 
 statement ok
+CREATE TYPE int_list AS LIST (ELEMENT TYPE = int4)
+
+statement ok
+CREATE TABLE listed (l int_list)
+
+statement ok
 ALTER SYSTEM SET compaction_window_ms = 5000
 
 query I
@@ -127,7 +135,8 @@ def test_a_file_runs_twice_on_one_server(tmp_path, capsys, interactive):
     and cluster dropped, ALTER SYSTEM RESET ALL), so the same file passes twice in a row on
     one server.  Sabotage: ``PostgresEngine.reset`` without the user-schema drops (the second
     run's CREATE SCHEMA other failed), and without ALTER SYSTEM RESET ALL (the second run read
-    compaction_window_ms 5000) went red."""
+    compaction_window_ms 5000), and mzlite's SHOW OBJECTS not listing named types (the second
+    CREATE TYPE int_list failed: 42710) went red."""
     p = tmp_path / "dirty.slt"
     p.write_text(DIRTY)
     with running_server({"enable_compute_interactive_runtime": interactive}) as srv:
@@ -225,3 +234,68 @@ def test_reset_server_refusals_are_reported(tmp_path, capsys):
     assert (res.passed, res.failed) == (1, 1)
     assert res.failures[0].line == 4 and "must be superuser" in res.failures[0].actual[0]
     assert res.bailed and "reset-server failed" in res.bailed
+
+
+# -- the PostgreSQL oracle: the same engine class ------------------------------------------
+
+TWICE_PG = """\
+statement ok
+CREATE TABLE t (a int)
+
+statement ok
+CREATE SCHEMA other
+
+statement ok
+CREATE TABLE other.u (b int)
+
+statement ok
+INSERT INTO t VALUES (1)
+
+reset-server
+
+statement ok
+CREATE TABLE t (a int)
+
+query I
+SELECT count(*) FROM t
+----
+0
+"""
+
+
+@pytest.fixture
+def oracle(postgres_spec, monkeypatch):
+    if not postgres_spec:
+        pytest.skip("no PostgreSQL 15 here (set MZLITE_SLT_PG=host:port or install it)")
+    monkeypatch.setenv("MZLITE_SLT_PG", postgres_spec)
+    return postgres_spec
+
+
+def test_one_engine_class_for_every_server(oracle):
+    """``--engine postgres`` (the oracle) and ``--url`` (mzlite serve, Materialize) are one
+    class, ``PostgresEngine``, parameterised by the dialect the server reports."""
+    from slt.engines import make_engine
+    from slt.postgres import PostgresEngine
+    pg = make_engine("postgres")
+    try:
+        assert type(pg) is PostgresEngine and pg.dialect == "postgres" and "pgoracle" in pg.names
+    finally:
+        pg.close()
+    with running_server() as srv:
+        mz = make_engine("mzlite", url=_url(srv))
+        try:
+            assert type(mz) is PostgresEngine and mz.dialect == "materialize" and "pgoracle" not in mz.names
+        finally:
+            mz.close()
+
+
+def test_the_oracle_runs_joins_and_starts_each_file_clean(oracle, tmp_path, capsys):
+    """The PostgreSQL oracle passes slt/test/joins.slt, and a file with a schema of its own
+    and a reset-server passes twice in a row on one PostgreSQL.  Sabotage: the PostgreSQL
+    branch of ``PostgresEngine.reset`` without the user-schema drops (the second run's
+    CREATE SCHEMA other failed: 42P06) went red."""
+    joins = os.path.join(os.path.dirname(__file__), "..", "slt", "test", "joins.slt")
+    assert slt.main(["--engine", "postgres", "--timeout", "20", joins]) == 0, capsys.readouterr().out
+    p = tmp_path / "twice.slt"
+    p.write_text(TWICE_PG)
+    assert slt.main(["--engine", "postgres", str(p), str(p)]) == 0, capsys.readouterr().out
