@@ -220,9 +220,16 @@ def drop_one(db, gid: GlobalId) -> None:
 def alter_system(db, session, plan, stmt, params) -> Result:
     name = plan.name.lower()
     before = dict(db.system.values)
-    db.system.set(name, plan.value)
-    note_alter_system(db, name, plan.value)  # persisted with the catalog (a data directory)
-    if name == "enable_compute_interactive_runtime" and bool(before[name]) != bool(db.system[name]):
+    # ALTER SYSTEM RESET ALL: every parameter back to the value the database was opened with
+    names = list(db.system.values) if name == "all" and plan.value is None else [name]
+    for n in names:
+        db.system.set(n, plan.value)
+        note_alter_system(db, n, plan.value)  # persisted with the catalog (a data directory)
+    changed = {n: db.system[n] for n in names if before[n] != db.system[n]} if name == "all" else \
+        {name: db.system[name]}
+    key = "enable_compute_interactive_runtime"
+    if key in changed and bool(before[key]) != bool(db.system[key]):
         db.restart_replica()
-    db.controller.update_configuration({name: db.system[name]})
+    if changed:
+        db.controller.update_configuration(changed)
     return Result(plan.tag, None)

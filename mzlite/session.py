@@ -183,16 +183,24 @@ def _format(value) -> str:
 
 
 class SystemParameters:
+    """The system parameters in force.  ``defaults``: the values the database was opened with
+    (``connect(system_parameters=)`` over the built-in defaults), what ``ALTER SYSTEM RESET``
+    returns a parameter to, as Materialize's RESET returns to its system parameter defaults."""
+
     def __init__(self, overrides=None):
         self.values = {name: v.default for name, v in SYSTEM_VARS.items()}
         for name, value in (overrides or {}).items():
             self.set(name, value)
+        self.defaults = dict(self.values)
 
     def set(self, name: str, value) -> None:
         name = name.lower()
         if name not in SYSTEM_VARS:
             raise E.error_for(E.UNDEFINED_OBJECT, f"unrecognized configuration parameter \"{name}\"")
-        self.values[name] = SYSTEM_VARS[name].default if value is None else _parsed(SYSTEM_VARS[name], value)
+        if value is None:
+            self.values[name] = getattr(self, "defaults", {}).get(name, SYSTEM_VARS[name].default)
+        else:
+            self.values[name] = _parsed(SYSTEM_VARS[name], value)
 
     def __getitem__(self, name: str):
         return self.values[name]

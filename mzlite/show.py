@@ -74,6 +74,7 @@ def show_objects(db, session, plan, stmt, params) -> Result:
         # the objects of the current schema (public), as Materialize lists them
         out = [(bare(i.name), i.kind.replace("_", "-"), cat.comment(i.id)) for i in cat.items()
                if i.id.is_user() and keep(i.name)]
+        out += [(bare(k), "type", "") for k in sorted(cat.types) if keep(k)]  # named types (CREATE TYPE)
         return _rows(("name", "type", "comment"), out)
     if kind == "columns":  # types with their declared modifiers
         item = cat.get(plan.on)

@@ -147,6 +147,7 @@ def run_paths(files, config: Config, *, jobs: int = 1, out=None, progress: bool 
         lines = list(res.log)
         lines += [format_failure(f) for f in res.failures]
         lines += [f"SKIP {p}:{ln}: {reason}" for (p, ln, reason) in res.skips]
+        lines += [f"NOTE {p}:{ln}: {text}" for (p, ln, text) in res.notes]
         lines.append(format_file_line(res))
         if config.rewrite and res.edits:
             for p, edits in sorted(res.edits.items()):

@@ -7,7 +7,10 @@ limit) and the adapters: ``MzliteEngine`` (the default: ``mzlite.connect(system_
 =...)``, answering to postgresql, mzlite and materialize), ``SqliteEngine`` (Python's
 sqlite3, answering to sqlite; it must reproduce the SQLite corpus's expected answers and is
 how the runner is tested without depending on the engine) and, in postgres.py,
-``PostgresEngine`` (psycopg: the PostgreSQL oracle for our suites, and any server at ``--url``).
+``PostgresEngine`` (psycopg, one class for any server, by dialect: the PostgreSQL oracle for
+our suites, ``--engine postgres``, and any server at ``--url``).  ``reset`` is what a file
+starts from and what ``reset-server`` does; an engine may list in ``reset_notes`` what its
+last reset could not do (the runner prints each as a NOTE).
 
 Invariant: the runner never touches a database API directly; an exception that is not a
 database error (a bug in the engine) becomes ``EngineError(internal=True)``, which never
@@ -125,6 +128,10 @@ class GuardedEngine(Engine):
         if call.exc is not None:
             raise call.exc
         return call.result
+
+    @property
+    def reset_notes(self) -> list:
+        return getattr(self._inner, "reset_notes", [])
 
     @property
     def dead(self) -> bool:

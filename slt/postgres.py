@@ -1,19 +1,22 @@
 """A PostgreSQL-protocol engine for the runner, through psycopg 3.
 
-Owns ``PostgresEngine``, which runs records against any server that speaks PostgreSQL's
-protocol: PostgreSQL itself, the oracle for suites that avoid Materialize-only syntax
-(``--engine postgres`` with ``MZLITE_SLT_PG=host:port[:user[:database]]``, default
-127.0.0.1:5432:postgres), or ``--url postgres://...`` (``mzlite serve``, Materialize).
-It answers skipif/onlyif to ``postgresql`` and ``pgoracle`` against PostgreSQL, and to
-``postgresql``, ``mzlite`` and ``materialize`` against a server that reports ``mz_version``.
+Owns ``PostgresEngine``, the one engine class for every server that speaks PostgreSQL's
+protocol, parameterised by the dialect the server reports (``dialect``): "postgres" for
+PostgreSQL itself, the oracle for suites that avoid Materialize-only syntax (``--engine
+postgres`` with ``MZLITE_SLT_PG=host:port[:user[:database]]``, default 127.0.0.1:5432:postgres),
+and "materialize" for a server that reports ``mz_version`` (``--url postgres://...``: ``mzlite
+serve``, Materialize).  The dialect decides the skipif/onlyif names (``postgresql`` and
+``pgoracle``; ``postgresql``, ``mzlite`` and ``materialize``) and how a reset cleans up.
 Our suites (slt/test/) mark Materialize-only syntax with ``skipif pgoracle`` and
 oracle-only helpers (REFRESH MATERIALIZED VIEW) with ``onlyif pgoracle``.
 
 Invariants: values come back as mzlite's engine returns them to the runner (bool, int,
 Decimal for numeric, float, and PostgreSQL's text for every other type), chosen by the
-column's type OID, so rendering is the same code path for every engine; each file starts
-from an empty database (PostgreSQL: a fresh ``public`` schema; a Materialize-like server:
-every user object dropped); ``simple conn=NAME`` blocks run on a session of their own.
+column's type OID, so rendering is the same code path for every engine; each file, and the
+rest of a file after ``reset-server``, starts from Materialize's runner's clean state (see
+``PostgresEngine.reset``: a server cannot be restarted from here, so reset-server is that
+reset, and what the server refuses of it is in ``reset_notes``); ``simple conn=NAME`` blocks
+run on a session of their own, reopened by a reset.
 Deliberately not here: rendering, comparison (``slt.render``, ``slt.runner``).
 """
 from __future__ import annotations
@@ -84,6 +87,15 @@ def _convert(oid: int, raw: bytes):
     return s
 
 
+_SYSTEM_SCHEMAS = frozenset({"public", "pg_catalog", "information_schema"})
+_DROP_ORDER = {"sink": 0, "materialized-view": 1, "view": 2, "index": 3, "table": 4, "source": 5,
+               "connection": 6, "secret": 7, "type": 8}
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 def oracle_url() -> str:
     spec = os.environ.get("MZLITE_SLT_PG", "127.0.0.1:5432").split(":")
     host = spec[0] or "127.0.0.1"
@@ -104,19 +116,29 @@ class PostgresEngine(Engine):
                               internal=True) from None
         self._psycopg = psycopg
         self.url = url or oracle_url()
+        self._params = dict(system_parameters or {})
         self._conns: dict = {}
+        #: what the last reset could not do on this server (the runner reports each)
+        self.reset_notes: list = []
         main = self._connection(None)
-        self.materialize_like = main.info.parameter_status("mz_version") is not None
+        #: the server's dialect: "materialize" (it reports mz_version: Materialize, mzlite
+        #: serve) or "postgres"; it decides skipif/onlyif names and how a reset cleans up
+        self.dialect = "materialize" if main.info.parameter_status("mz_version") is not None else "postgres"
+        self.materialize_like = self.dialect == "materialize"
         self.names = frozenset({"postgresql", "mzlite", "materialize"} if self.materialize_like
                                else {"postgresql", "pgoracle"})
-        if self.materialize_like:  # the runner's system parameters, where the server differs
-            for name, value in (system_parameters or {}).items():
-                shown = self.execute(f"SHOW {name}").rows[0][0]
-                if str(shown).lower() != str(value).lower() and {str(shown).lower(), str(value).lower()} not in (
-                        {"on", "true"}, {"off", "false"}):
-                    self.execute(f"ALTER SYSTEM SET {name} = '{value}'")
         if reset:
             self.reset()
+        elif self.materialize_like:
+            self._apply_system_parameters()
+
+    def _apply_system_parameters(self) -> None:
+        """The runner's system parameters, where the server's differ (ALTER SYSTEM SET)."""
+        for name, value in self._params.items():
+            shown = self.execute(f"SHOW {name}").rows[0][0]
+            if str(shown).lower() != str(value).lower() and {str(shown).lower(), str(value).lower()} not in (
+                    {"on", "true"}, {"off", "false"}):
+                self.execute(f"ALTER SYSTEM SET {name} = '{value}'")
 
     def _connection(self, name: Optional[str]):
         c = self._conns.get(name)
@@ -185,16 +207,56 @@ class PostgresEngine(Engine):
                            hint=d.message_hint)
 
     def reset(self) -> None:
-        for name in [n for n in self._conns if n is not None]:
-            self._conns.pop(name).close()
+        """A clean database, as Materialize's runner's ``reset_database`` leaves it before each
+        file and at ``reset-server``: every session closed and the default one reopened (no
+        session state, no open transaction), and then, on a Materialize-like server, ``ALTER
+        SYSTEM RESET ALL`` (the runner's system parameters applied again), every user cluster
+        but the session's dropped, every user schema dropped, and ``public`` emptied (``DROP
+        SCHEMA public CASCADE; CREATE SCHEMA public``, or, where the server refuses that,
+        every object SHOW OBJECTS lists dropped); on PostgreSQL every user schema dropped and
+        a fresh ``public``.
+        A step the server refuses is noted in ``reset_notes``; an object that cannot be
+        dropped raises (the file would not start clean)."""
+        self.reset_notes = []
+        self.close()
         if not self.materialize_like:
-            self.execute("ROLLBACK; DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public")
+            for (name,) in self._rows("SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' "
+                                      "AND nspname NOT IN ('information_schema', 'public')"):
+                self.execute(f"DROP SCHEMA {_ident(name)} CASCADE")
+            self.execute("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public")
             return
-        self.execute("ROLLBACK")
-        for kind, relation in (("MATERIALIZED VIEW", "mz_materialized_views"), ("VIEW", "mz_views"),
-                               ("TABLE", "mz_tables")):
-            for (name,) in self.execute(f"SELECT name FROM mz_catalog.{relation}").rows or ():
-                self.execute(f'DROP {kind} IF EXISTS "{name}" CASCADE')
+        try:
+            self.execute("ALTER SYSTEM RESET ALL")
+        except EngineError as e:
+            if e.internal:
+                raise
+            self.reset_notes.append(f"ALTER SYSTEM RESET ALL refused ({e.sqlstate}: {e.message}); "
+                                    f"system parameters keep the server's values")
+        self._apply_system_parameters()
+        keep = str(self.execute("SHOW cluster").rows[0][0])
+        for row in self._rows("SHOW CLUSTERS"):
+            if row[0] != keep and not row[0].startswith("mz_"):
+                self.execute(f"DROP CLUSTER {_ident(row[0])} CASCADE")
+        for row in self._rows("SHOW SCHEMAS"):
+            if row[0] not in _SYSTEM_SCHEMAS and not row[0].startswith("mz_"):
+                self.execute(f"DROP SCHEMA {_ident(row[0])} CASCADE")
+        try:
+            self.execute("DROP SCHEMA public CASCADE")
+            self.execute("CREATE SCHEMA public")
+            return
+        except EngineError as e:
+            if e.internal or e.sqlstate != "0A000":
+                raise
+        for _ in range(8):  # views first; what a CASCADE already took is gone the next round
+            objects = [(r[0], r[1]) for r in self._rows("SHOW OBJECTS")]
+            if not objects:
+                return
+            for name, kind in sorted(objects, key=lambda o: _DROP_ORDER.get(o[1], 9)):
+                self.execute(f"DROP {kind.replace('-', ' ').upper()} IF EXISTS {_ident(name)} CASCADE")
+        raise EngineError("reset: objects are left after dropping every user object", "XX000", internal=True)
+
+    def _rows(self, sql: str) -> list:
+        return self.execute(sql).rows or []
 
     def close(self) -> None:
         for c in self._conns.values():

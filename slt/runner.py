@@ -104,6 +104,7 @@ class FileResult:
     plans: int = 0              # EXPLAIN-plan records run but not compared (see _is_plan)
     failures: list = field(default_factory=list)
     skips: list = field(default_factory=list)        # (path, line, reason)
+    notes: list = field(default_factory=list)        # (path, line, text): what a reset could not do
     cases: list = field(default_factory=list)        # junit: (path, line, status, message)
     edits: dict = field(default_factory=dict)        # path -> [(start, end, text)]
     log: list = field(default_factory=list)          # lines printed with -v (when buffered)
@@ -175,6 +176,7 @@ class _FileRun:
             res.seconds = time.perf_counter() - t0
             return res
         names = self.engine.names
+        self._note_reset(0)
         try:
             for rec in self.records:
                 if rec.conditions and not _applies(rec.conditions, names):
@@ -190,8 +192,8 @@ class _FileRun:
                     self.sortmode = rec.sort
                     continue
                 if isinstance(rec, ResetServer):
-                    self.engine.reset()
-                    self.labels.clear()
+                    if not self._reset_server(rec):
+                        break
                     continue
                 self._run_record(rec)
                 if self.progress is not None:
@@ -209,6 +211,27 @@ class _FileRun:
                 pass
             res.seconds = time.perf_counter() - t0
         return res
+
+    def _reset_server(self, rec) -> bool:
+        """``reset-server``: the engine's reset (a fresh database; against a server, what
+        Materialize's runner does before each file, as a remote server cannot be restarted).
+        A reset that fails fails the record and ends the file (its state is unknown)."""
+        try:
+            self.engine.reset()
+        except _engines.EngineError as e:
+            self._fail_record(rec.path, rec.line, "reset-server", "reset-server failed", ["ok"], [_err_line(e)])
+            self.res.bailed = f"reset-server failed at line {rec.line}; the rest of the file was not run"
+            return False
+        self.labels.clear()
+        self.in_transaction = False
+        self._note_reset(rec.line)
+        return True
+
+    def _note_reset(self, line: int) -> None:
+        for text in getattr(self.engine, "reset_notes", None) or ():
+            self.res.notes.append((self.path, line, text))
+            if self.cfg.verbose:
+                self.emit(f"NOTE {self.path}:{line}: {text}")
 
     def _run_record(self, rec):
         cfg = self.cfg

@@ -172,3 +172,28 @@ def test_an_invalid_parameter_value_names_its_parameter(con):
         assert ei.value.sqlstate == "22023" and str(ei.value) == f'invalid value for parameter "{name}": "{value}"'
     with pytest.raises(mzlite.DataError, match='parameter "enable_compute_interactive_runtime": "maybe"'):
         mzlite.connect(system_parameters={"enable_compute_interactive_runtime": "maybe"})
+
+
+def test_alter_system_reset_all_returns_to_the_opening_values():
+    """``ALTER SYSTEM RESET ALL`` (and ``RESET name``) returns every system parameter to the
+    value the database was opened with (``connect(system_parameters=)``), as Materialize's
+    RESET returns to its system parameter defaults; the slt runner's per-file reset relies on
+    it.  Sabotage seen red: ``ddl.alter_system`` taking ``all`` as a parameter's name (42704
+    unrecognized configuration parameter "all"), and ``SystemParameters.set(name, None)``
+    going to the built-in default (2000 came back as 1000)."""
+    con = mzlite.connect(system_parameters={"compaction_window_ms": 2000,
+                                            "enable_compute_interactive_runtime": False})
+    try:
+        con.execute("ALTER SYSTEM SET compaction_window_ms = 5000")
+        con.execute("ALTER SYSTEM SET enable_compute_interactive_runtime = true")
+        con.execute("ALTER SYSTEM RESET ALL")
+        assert con.execute("SHOW compaction_window_ms").fetchone()[0] == "2000"
+        assert con.execute("SHOW enable_compute_interactive_runtime").fetchone()[0] == "off"
+        con.execute("ALTER SYSTEM SET compaction_window_ms = 5000")
+        con.execute("ALTER SYSTEM RESET compaction_window_ms")
+        assert con.execute("SHOW compaction_window_ms").fetchone()[0] == "2000"
+        con.execute("CREATE TABLE t (a int)")
+        con.execute("INSERT INTO t VALUES (1)")
+        assert con.execute("SELECT a FROM t").fetchall() == [(1,)]  # the replica restarted, serving
+    finally:
+        con.close()
