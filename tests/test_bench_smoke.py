@@ -136,3 +136,19 @@ def test_remote_bench_ways_agree():
         finally:
             for c in opened:
                 c.close()
+
+
+def test_sources_bench_runs():
+    """``python -m bench sources`` end to end on a tiny table: the snapshot holds every row and
+    every replicated insert is delivered (skipped where PostgreSQL 15 cannot be started)."""
+    from bench.__main__ import build_parser
+    from bench import sources
+    args = build_parser().parse_args(["sources", "--quick", "--orders", "2000"])
+    result = sources.run(args)
+    if result.get("problems"):
+        pytest.skip("PostgreSQL is not available here")
+    fig = result["figures"]
+    assert fig["snapshot"]["create source"] > 0
+    for rate in (100, 1000):
+        lag = fig[f"lag at {rate} tx/s"]
+        assert lag["delivered"] == lag["sent"] > 0
