@@ -9,8 +9,9 @@ Invariants: commands are applied in arrival order; every protocol "must" is chec
 at the receiving boundary (``ComputeProtocolError``); frontier reports per id never regress
 and end with the empty frontier when the collection is dropped; every peek is answered
 exactly once (a dataflow whose rendering or stepping raised is failed, and its readers
-are answered with the exception); stepping is fuel-bounded and every built dataflow gets its fuel in every step,
-in creation order, so one hydrating dataflow does not starve the others.
+are answered with the exception); stepping is fuel-bounded and every built dataflow gets
+its fuel in every step, in creation order, so one hydrating dataflow does not starve the
+others.
 
 The hooks (each documented where it is defined; the base does nothing or refuses):
 ``_admit`` (a runtime's own checks of a description), ``_resolve_index_imports`` (what an
