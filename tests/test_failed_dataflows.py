@@ -168,3 +168,33 @@ def test_a_dataflow_whose_rendering_raised_fails_its_readers(flag, render_raises
         assert sorted(con.execute("SELECT * FROM v").fetchall()) == [(2,), (3,)]
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("flag", FLAGS)
+def test_an_exception_answering_a_peek_fails_that_peek(flag, monkeypatch):
+    """An internal exception while a runtime reads a peek's answer (``compute.peek.answer``)
+    answers that peek with an ``InternalError`` naming the exception (fast path and peek
+    dataflow, both runtimes); the runtime goes on answering.  Sabotage seen red: the
+    ``except Exception`` in ``RuntimeCore._try_answer`` removed (the exception escaped to
+    the driver, whose last resort answered every pending peek with "internal error in step")."""
+    import compute.peek as peek_mod
+    con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": flag})
+    try:
+        con.execute("SET statement_timeout = '10s'")
+        con.execute("CREATE TABLE t (a int)")
+        con.execute("INSERT INTO t VALUES (1)")
+        con.execute("CREATE DEFAULT INDEX ON t")
+        real = peek_mod.answer
+
+        def answer(*args, **kwargs):
+            raise ValueError("peek boom")
+        monkeypatch.setattr(peek_mod, "answer", answer)
+        for q in ("SELECT * FROM t", "SELECT a + 1 FROM t"):
+            with pytest.raises(mzlite.InternalError) as ei:
+                con.execute(q).fetchall()
+            assert str(ei.value) == "internal error answering peek: ValueError('peek boom')", q
+        monkeypatch.setattr(peek_mod, "answer", real)
+        assert con.execute("SELECT * FROM t").fetchall() == [(1,)]
+        assert con.execute("SELECT a + 1 FROM t").fetchall() == [(2,)]
+    finally:
+        con.close()
