@@ -198,3 +198,31 @@ def test_an_exception_answering_a_peek_fails_that_peek(flag, monkeypatch):
         assert con.execute("SELECT a + 1 FROM t").fetchall() == [(2,)]
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("flag", FLAGS)
+def test_a_failed_subscribe_dataflow_ends_its_subscriber_with_the_error(flag, broken_reduce, render_raises):
+    """A SUBSCRIBE whose dataflow fails (a step raised, or rendering raised) ends with an
+    ``InternalError`` naming the exception; the FETCH does not wait for its timeout with
+    nothing.  Sabotage seen red: ``RuntimeCore._fail`` not sending the subscribe an error
+    batch (FETCH returned [] at its 10 s timeout, both runtimes)."""
+    con = mzlite.connect(system_parameters={"enable_compute_interactive_runtime": flag})
+    try:
+        con.execute("SET statement_timeout = '10s'")
+        con.execute("CREATE TABLE t (a int, b int)")
+        con.execute("INSERT INTO t VALUES (1, 2)")
+        broken_reduce()
+        for q, cause in (("SELECT a, sum(b) FROM t GROUP BY a", "ValueError('boom')"),
+                         ("SELECT a FROM t", "rendering raised ValueError('render boom')")):
+            render_raises["all"] = "rendering" in cause
+            con.execute("BEGIN")
+            con.execute(f"DECLARE c CURSOR FOR SUBSCRIBE ({q})")
+            with pytest.raises(mzlite.InternalError) as ei:
+                con.execute("FETCH ALL c WITH (timeout = '10s')").fetchall()
+            assert str(ei.value).startswith("dataflow 'subscribe-"), str(ei.value)
+            assert str(ei.value).endswith(f" failed: {cause}"), str(ei.value)
+            con.execute("ROLLBACK")
+        render_raises["all"] = False
+        assert con.execute("SELECT a FROM t").fetchall() == [(1,)]  # the runtimes go on
+    finally:
+        con.close()

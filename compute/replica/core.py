@@ -462,6 +462,10 @@ class RuntimeCore:
                 coll.fail(message)  # readers of the materialized view see it, not a stall
         self._on_failed(h, message)
         self._responses.append(Status(f"{self.role}: dataflow {h.name!r} failed: {detail}"))
+        for s in h.desc.sink_exports:
+            if s.kind == "subscribe" and s.id in h.live:  # its subscriber ends with the error
+                end = SubscribeBatch(h.desc.as_of, None, (), (peeks.INTERNAL, message))
+                self._responses.append(SubscribeResponse(s.id, end))
         for p in list(self._peeks.values()):
             if p.peek.target in h.live:
                 self._respond(p, PeekError(peeks.INTERNAL, message))
