@@ -8,8 +8,10 @@ subclasses that fill in the hooks below (``compute.replica.maintenance``,
 Invariants: commands are applied in arrival order; every protocol "must" is checked here,
 at the receiving boundary (``ComputeProtocolError``); frontier reports per id never regress
 and end with the empty frontier when the collection is dropped; every peek is answered
-exactly once; stepping is fuel-bounded and every built dataflow gets its fuel in every step,
-in creation order, so one hydrating dataflow does not starve the others.
+exactly once (a dataflow whose rendering or stepping raised is failed, and its readers
+are answered with the exception); stepping is fuel-bounded and every built dataflow gets
+its fuel in every step, in creation order, so one hydrating dataflow does not starve the
+others.
 
 The hooks (each documented where it is defined; the base does nothing or refuses):
 ``_admit`` (a runtime's own checks of a description), ``_resolve_index_imports`` (what an
@@ -247,8 +249,19 @@ class RuntimeCore:
         return self._factory
 
     def _build(self, h: _Hosted, indexes) -> None:
-        h.df = self._factory_fn()(h.desc, sources=h.sources, indexes=indexes, sinks=h.sinks)
-        self._built(h)
+        """Render ``h`` over ``indexes``.  An exception while rendering is a bug, not the
+        user's: ``h`` fails with it (its peeks, its materialized view's readers and its
+        importers are answered with it) and the runtime goes on hosting the others."""
+        try:
+            h.df = self._factory_fn()(h.desc, sources=h.sources, indexes=indexes, sinks=h.sinks)
+            self._built(h)
+        except ComputeProtocolError:
+            raise
+        except Exception as e:
+            df, h.df = h.df, None  # never stepped, frontier never reported
+            if df is not None and hasattr(df, "close"):
+                df.close()
+            self._fail(h, f"rendering raised {e!r}")
 
     def _built(self, h: _Hosted) -> None:
         """Hook: ``h.df`` was just built."""
@@ -449,6 +462,10 @@ class RuntimeCore:
                 coll.fail(message)  # readers of the materialized view see it, not a stall
         self._on_failed(h, message)
         self._responses.append(Status(f"{self.role}: dataflow {h.name!r} failed: {detail}"))
+        for s in h.desc.sink_exports:
+            if s.kind == "subscribe" and s.id in h.live:  # its subscriber ends with the error
+                end = SubscribeBatch(h.desc.as_of, None, (), (peeks.INTERNAL, message))
+                self._responses.append(SubscribeResponse(s.id, end))
         for p in list(self._peeks.values()):
             if p.peek.target in h.live:
                 self._respond(p, PeekError(peeks.INTERNAL, message))

@@ -70,7 +70,9 @@ class MaintenanceRuntime(RuntimeCore):
     def _on_failed(self, h: _Hosted, message: str) -> None:
         for e in h.desc.index_exports:
             if e.id in h.live:
-                self.registry.fail(e.id, message)
+                # not built (rendering raised): nothing was published, the slot is made
+                # failed so a reader that comes later finds the failure, not a wait
+                self.registry.fail(e.id, message, create=h.df is None)
 
     def _progressed(self, h: _Hosted) -> None:
         for e in h.desc.index_exports:
