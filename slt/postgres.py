@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 from decimal import Decimal
 from typing import Optional
 
@@ -105,6 +106,22 @@ def oracle_url() -> str:
     return f"host={host} port={port} user={user} dbname={database}"
 
 
+def _results(pgconn):
+    """The results of the query sent on ``pgconn`` (in psycopg's non-blocking mode), waiting on
+    its socket with ``select``: a blocking ``get_result`` of psycopg's C implementation holds
+    the GIL, so with ``mzlite serve`` in this process the server could never answer it."""
+    while pgconn.flush() != 0:
+        select.select([pgconn.socket], [pgconn.socket], [])
+    while True:
+        while pgconn.is_busy():
+            select.select([pgconn.socket], [], [])
+            pgconn.consume_input()
+        res = pgconn.get_result()
+        if res is None:
+            return
+        yield res
+
+
 class PostgresEngine(Engine):
     """See the module docstring.  ``url``: a libpq connection string or URL; None is the oracle."""
 
@@ -182,10 +199,7 @@ class PostgresEngine(Engine):
         pgconn = c.pgconn
         pgconn.send_query_params(sql.encode("utf-8"), None)
         last = None
-        while True:
-            res = pgconn.get_result()
-            if res is None:
-                break
+        for res in _results(pgconn):
             last = res
         pq = self._psycopg.pq
         if last is None or last.status == pq.ExecStatus.FATAL_ERROR:

@@ -261,6 +261,41 @@ def test_subscribe_up_to_ends_by_itself(pg):
     assert [(r[1], r[2]) for r in rows] == [(1, 5)]
 
 
+SUBSCRIBE_PLANNING_ERRORS = [
+    ("SUBSCRIBE (SELECT 1) AS OF NULL::timestamptz", "22023"),
+    ("SUBSCRIBE (SELECT 1) AS OF 'xxx'", "22023"),
+    ("SUBSCRIBE no_such_relation", "42P01"),
+    ("SUBSCRIBE (SELECT 1) AS OF true", "42846"),
+    ("SUBSCRIBE (SELECT 1) AS OF 10 UP TO 5", "22023"),
+]
+
+
+@pytest.mark.parametrize("sql,sqlstate", SUBSCRIBE_PLANNING_ERRORS)
+def test_subscribe_planning_errors_reach_the_client(pg, sql, sqlstate):
+    """A SUBSCRIBE the engine refuses while planning (a NULL or uncastable AS OF, an unknown
+    relation, UP TO before AS OF) is an ErrorResponse with its SQLSTATE through the extended
+    protocol (``stream``, and an explicit Parse/Bind/Execute), the simple protocol, COPY
+    (SUBSCRIBE ...) TO STDOUT and DECLARE ... CURSOR FOR SUBSCRIBE, and the session goes on.
+    Sabotage seen red: ``stream_subscribe`` swallowing the engine's error (returning without
+    a reply) left the simple and COPY forms with no error for the client."""
+    def check(run):
+        with pytest.raises(psycopg.Error) as e:
+            run()
+        assert e.value.sqlstate == sqlstate, (sql, e.value)
+        assert pg.execute("SELECT 1").fetchone() == (1,)
+    check(lambda: list(pg.cursor().stream(sql)))
+    check(lambda: pg.cursor().execute(sql, prepare=True))
+    check(lambda: pg.cursor().execute(sql, prepare=False))
+    def copy():
+        with pg.cursor().copy(f"COPY ({sql}) TO STDOUT") as cp:
+            list(cp)
+    check(copy)
+    def declare():
+        with pg.transaction():
+            pg.execute(f"DECLARE c CURSOR FOR {sql}")
+    check(declare)
+
+
 def test_declare_fetch_with_timeout(pg):
     pg.execute("CREATE TABLE dfetch (a int)")
     pg.execute("INSERT INTO dfetch VALUES (1), (2)")

@@ -6,6 +6,8 @@ refuses of a reset is reported."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import psycopg
 import pytest
@@ -299,3 +301,48 @@ def test_the_oracle_runs_joins_and_starts_each_file_clean(oracle, tmp_path, caps
     p = tmp_path / "twice.slt"
     p.write_text(TWICE_PG)
     assert slt.main(["--engine", "postgres", str(p), str(p)]) == 0, capsys.readouterr().out
+
+
+SUBSCRIBES = """\
+query III
+SUBSCRIBE (SELECT 1 AS x) AS OF 0 UP TO 1
+----
+0 1 1
+
+statement error pgcode 22023 AS OF or UP TO should be castable to a \\(non-null\\) mz_timestamp value
+SUBSCRIBE (SELECT 1) AS OF NULL::timestamptz
+
+statement error pgcode 42P01 unknown catalog item 'no_such'
+SUBSCRIBE no_such
+
+query I
+SELECT 1
+----
+1
+"""
+
+_IN_PROCESS = """\
+import sys, slt
+from tests.support.wire import running_server
+with running_server() as srv:
+    sys.exit(slt.main(["--url", f"postgresql://materialize@127.0.0.1:{srv.port}/materialize", sys.argv[1]]))
+"""
+
+
+def test_subscribe_through_a_server_in_the_same_process(tmp_path):
+    """A SUBSCRIBE (its rows, its planning errors) through ``--url`` with ``mzlite serve`` in
+    the runner's own process: the runner waits for the results on the socket, releasing the
+    GIL.  Run in a child process, as the failure is a hang no in-process timeout can break
+    (the waiting thread holds the GIL).  Sabotage seen red: ``_subscribe`` calling libpq's
+    blocking ``get_result`` (psycopg's C implementation holds the GIL in it) hung the child."""
+    p = tmp_path / "subscribes.slt"
+    p.write_text(SUBSCRIBES)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    try:
+        r = subprocess.run([sys.executable, "-c", _IN_PROCESS, str(p)], cwd=root, env=env,
+                           capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the runner hung on a SUBSCRIBE through a server in its own process")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "4 passed, 0 failed" in r.stdout, r.stdout
