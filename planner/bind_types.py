@@ -104,8 +104,9 @@ class _TypeNames(visitors.Visitor):
 def _names_type(item, key: str) -> bool:
     """Whether ``item``'s definition spells the named type ``key`` as a type (a column of
     it, a cast to it).  A named type leaves no dependency edge (it is resolved away), so the
-    definition is parsed again; one mzlite's statement parser does not give as a pglast
-    tree is matched on the bare name as a word (conservative)."""
+    definition is parsed again.  A Materialize-only statement (a source, a connection, a
+    secret: ``sql.mzsyntax``'s dataclasses) has no type names; a definition mzlite's parser
+    refuses (another dialect's text) is matched on the bare name as a word (conservative)."""
     from sql.parse import parse_one
     try:
         node = parse_one(item.create_sql).node
@@ -115,6 +116,8 @@ def _names_type(item, key: str) -> bool:
         v = _TypeNames()
         v(node)
         return key in v.keys
+    if node is not None:
+        return False
     word = re.compile(r"(?<![A-Za-z0-9_$])" + re.escape(key.rsplit(".", 1)[-1]) + r"(?![A-Za-z0-9_$])",
                       re.IGNORECASE)
     return bool(word.search(item.create_sql))

@@ -36,8 +36,13 @@ def test_drop_type_cascade_drops_the_items_naming_it_in_dependency_order():
     like the type stays.  Sabotage: drop the ``check_drop`` loop in
     ``planner.bind_types.drop_named_type`` and ``t``, ``v`` and ``m`` outlive their type;
     match the type as a bare word in the text instead of parsing (``_names_type``) and
-    ``u`` (a column called ``l``) is dropped too."""
+    ``u`` (a column called ``l``) is dropped too; match a source's definition as text and
+    ``DROP TYPE counter`` is refused for ``LOAD GENERATOR COUNTER``."""
     con = mzlite.connect()
+    con.execute("CREATE TYPE counter AS LIST (ELEMENT TYPE = int4)")
+    con.execute("CREATE SOURCE ctr FROM LOAD GENERATOR COUNTER")
+    con.execute("DROP TYPE counter")  # a source's definition names no type
+    con.execute("DROP SOURCE ctr")
     for q in ("CREATE TYPE l AS LIST (ELEMENT TYPE = int4)", "CREATE TABLE t (a l, b int)",
               "CREATE TABLE u (l int)", "CREATE VIEW v AS SELECT b FROM t", "CREATE DEFAULT INDEX ON v",
               "CREATE MATERIALIZED VIEW m AS SELECT NULL::l AS x FROM u", "CREATE INDEX ui ON u (l)",
