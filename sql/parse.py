@@ -12,7 +12,7 @@ position mapping undoes the shift.
 Deliberately not here: any meaning (names, types, plans live in ``planner``).
 About 750 lines: the hand parsers share one token cursor (``_Ctx``), and splitting them
 from it would only add indirection; the larger Materialize forms live beside it
-(``sql.mzclusters``, ``sql.mzsources``, ``sql.mzconnections``, ``sql.mztypes``, ``sql.mzrewrites``,
+(``sql.mzclusters``, ``sql.mzsources``, ``sql.mzconnections``, ``sql.mztypes``, ``sql.mzviews``, ``sql.mzrewrites``,
 ``sql.syntax_lists``, ``sql.syntax_maps``, ``sql.mzsyntax``), and
 SHOW/EXPLAIN are the next to move out if it grows again.
 
