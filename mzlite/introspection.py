@@ -247,7 +247,8 @@ def view_definition(create_sql: str) -> str:
 
 def column_defaults(item) -> dict:
     """column name -> the DEFAULT expression's text, as PostgreSQL's column_default shows a
-    literal: numbers as written, strings with a cast to the column's type."""
+    literal: numbers as written, strings with a cast to the column's type (``'x'::text``,
+    also when the user wrote that cast, so a shown default replays to the same text)."""
     from pglast import ast
     from pglast.stream import RawStream
 
@@ -268,8 +269,11 @@ def column_defaults(item) -> dict:
             e = c.raw_expr
             text = RawStream()(e)
             col = types.get(el.colname)
+            base = format_type(col.type, col.typmod).split("(")[0] if col is not None else None
             if isinstance(e, ast.A_Const) and isinstance(e.val, ast.String) and col is not None:
-                base = format_type(col.type, col.typmod).split("(")[0]
                 text = f"{text}::{base}"
+            elif isinstance(e, ast.TypeCast) and isinstance(e.arg, ast.A_Const) and \
+                    isinstance(e.arg.val, ast.String) and RawStream()(e.typeName).split("(")[0] == base:
+                text = f"{RawStream()(e.arg)}::{base}"  # as PostgreSQL shows it (and as it was shown)
             out[el.colname] = text
     return out

@@ -30,11 +30,12 @@ def create_schema(db, session, plan, stmt, params) -> Result:
     return Result(plan.tag, None)
 
 
-def _drop_named(db, session, plan, table: dict) -> Result:
-    """Drop what ``plan`` drops (dependents first), then its names from ``table``."""
+def _drop_named(db, session, plan, table: dict, names=None) -> Result:
+    """Drop what ``plan`` drops (dependents first), then its names (``names`` or
+    ``plan.names``) from ``table``."""
     session.refuse_in_transaction(plan)
     drop_ids(db, plan.drop_ids)
-    for name in plan.names:
+    for name in plan.names if names is None else names:
         table.pop(name, None)
     return Result(plan.tag, None)
 
@@ -55,10 +56,8 @@ def create_named_type(db, session, plan, stmt, params) -> Result:
 
 
 def drop_named_type(db, session, plan, stmt, params) -> Result:
-    session.refuse_in_transaction(plan)
-    for k in plan.keys:
-        db.catalog.types.pop(k, None)
-    return Result(plan.tag, None)
+    """DROP TYPE: the items naming the type first (CASCADE), then the type's name."""
+    return _drop_named(db, session, plan, db.catalog.types, plan.keys)
 
 
 def create_cluster(db, session, plan, stmt, params) -> Result:

@@ -4,7 +4,8 @@ Owns the text ``SHOW CREATE TABLE | VIEW | MATERIALIZED VIEW | INDEX`` returns, 
 shape Materialize prints its catalog's create_sql: every name quoted and qualified
 (``"materialize"."public"."t"``), column types qualified (``"pg_catalog"."int4"``), an
 index or materialized view naming its cluster (``IN CLUSTER "quickstart"``), a
-materialized view's ``WITH (REFRESH = ON COMMIT)``.  Invariant: the output is derived from
+materialized view's ``WITH (REFRESH = ON COMMIT)`` (which mzlite's parser takes: the text
+replays), a view's column list when its definition gave one.  Invariant: the output is derived from
 the catalog item (its columns, constraints, key, cluster), never from what the user typed,
 except a view's query, a column default and a CHECK constraint's expression, which keep the
 user's text (Materialize prints them
@@ -53,6 +54,17 @@ def _body(create_sql: str) -> str:
     """The query of a CREATE [MATERIALIZED] VIEW as the user wrote it (after the top-level AS)."""
     m = re.search(r"\bAS\b\s*(.*)$", create_sql, re.I | re.S)
     return (m.group(1) if m else create_sql).strip().rstrip(";").strip()
+
+
+def _columns(create_sql: str) -> str:
+    """A view's column list as the user gave it (`` ("a", "b")``), or nothing."""
+    from sql.parse import parse_one
+    try:
+        node = parse_one(create_sql).node
+    except Exception:  # noqa: BLE001 - another dialect's text: no column list
+        return ""
+    names = getattr(node, "aliases", None) or getattr(getattr(node, "into", None), "colNames", None)
+    return f" ({', '.join(quote(n.sval) for n in names)})" if names else ""
 
 
 def _constraints(item) -> list[str]:
@@ -104,9 +116,10 @@ def show_create_sql(db, item) -> str:
             cols.append(s)
         return f"CREATE TABLE {qualified(item.name)} ({', '.join(cols + _constraints(item))})"
     if item.kind == "view":
-        return f"CREATE VIEW {qualified(item.name)} AS {_body(item.create_sql)}"
+        return f"CREATE VIEW {qualified(item.name)}{_columns(item.create_sql)} AS {_body(item.create_sql)}"
     if item.kind == "materialized_view":
-        return (f"CREATE MATERIALIZED VIEW {qualified(item.name)} IN CLUSTER {quote(item.cluster or 'quickstart')} "
+        return (f"CREATE MATERIALIZED VIEW {qualified(item.name)}{_columns(item.create_sql)} "
+                f"IN CLUSTER {quote(item.cluster or 'quickstart')} "
                 f"WITH (REFRESH = ON COMMIT) AS {_body(item.create_sql)}")
     if item.kind == "index":
         on = db.catalog.get(item.on_id)

@@ -4,7 +4,8 @@
 Owns ``create_named_type`` (the options a list or map type needs, Materialize's checks and
 messages: a required option missing, a type modifier, an unnamed list or map type as an
 option, a map key other than ``text``, a name already taken), ``drop_named_type`` (refused,
-2BP01, while a table's or view's definition names the type) and
+2BP01, while a table's or view's definition names the type; with CASCADE those items and
+their dependents are dropped first) and
 ``named_type`` (the structural type a user's type name stands for, or None).  A named type
 is an alias: ``CREATE TYPE int4_map AS MAP (KEY TYPE = text, VALUE TYPE = int4)`` makes
 ``int4_map`` mean ``map[text=>int4]`` wherever a type name is written; values of the two
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from pglast import ast
+from pglast import ast, visitors
 
 from planner import plans as P
 from sql import errors, types as T
@@ -81,26 +82,71 @@ def create_named_type(b, stmt, node):
     return P.CreateNamedTypePlan(key, type_)
 
 
-def _users(catalog, name: str) -> list:
-    """The items whose definition spells ``name`` as a word (a column of the type, a cast to
-    it): conservative, since a named type leaves no dependency edge (it is resolved away)."""
-    word = re.compile(r"(?<![A-Za-z0-9_$])" + re.escape(name) + r"(?![A-Za-z0-9_$])", re.IGNORECASE)
-    return [i for i in catalog.items() if i.create_sql and word.search(i.create_sql)]
+def _type_key(names) -> str | None:
+    """The key in ``Catalog.types`` a spelled type name looks up (as ``named_type`` does)."""
+    if len(names) == 1:
+        return None if T.SPELLINGS.get(names[0]) is not None else names[0]  # a built-in wins
+    if len(names) == 2:
+        return names[1] if names[0] == "public" else ".".join(names)
+    if len(names) == 3 and names[0] == "materialize":
+        return _type_key(names[1:])
+    return None
+
+
+class _TypeNames(visitors.Visitor):
+    def __init__(self):
+        self.keys: set = set()
+
+    def visit_TypeName(self, ancestors, node):
+        self.keys.add(_type_key(tuple(n.sval for n in node.names)))
+
+
+def _names_type(item, key: str) -> bool:
+    """Whether ``item``'s definition spells the named type ``key`` as a type (a column of
+    it, a cast to it).  A named type leaves no dependency edge (it is resolved away), so the
+    definition is parsed again.  A Materialize-only statement (a source, a connection, a
+    secret: ``sql.mzsyntax``'s dataclasses) has no type names; a definition mzlite's parser
+    refuses (another dialect's text) is matched on the bare name as a word (conservative)."""
+    from sql.parse import parse_one
+    try:
+        node = parse_one(item.create_sql).node
+    except errors.Error:
+        node = None
+    if isinstance(node, ast.Node):
+        v = _TypeNames()
+        v(node)
+        return key in v.keys
+    if node is not None:
+        return False
+    word = re.compile(r"(?<![A-Za-z0-9_$])" + re.escape(key.rsplit(".", 1)[-1]) + r"(?![A-Za-z0-9_$])",
+                      re.IGNORECASE)
+    return bool(word.search(item.create_sql))
+
+
+def _users(catalog, key: str) -> list:
+    """The user items whose definition names the type ``key``."""
+    return [i for i in catalog.items() if i.id.is_user() and i.create_sql and _names_type(i, key)]
 
 
 def drop_named_type(b, stmt, node):
-    """``DROP TYPE [IF EXISTS] name, ...`` (pglast's DropStmt of OBJECT_TYPE); refused while
-    an item's definition names the type (CASCADE too: it would have to drop them)."""
-    keys = []
+    """``DROP TYPE [IF EXISTS] name, ... [CASCADE]`` (pglast's DropStmt of OBJECT_TYPE).
+    Refused (2BP01) while an item's definition names the type; with CASCADE those items go
+    first, with their dependents (views over a table, indexes), in drop order."""
+    from planner.bind_expr import enum_name
+    cascade = enum_name(node.behavior) == "DROP_CASCADE"
+    keys, drop_ids = [], []
     for obj in node.objects:
         names = [n.sval for n in (obj.names if isinstance(obj, ast.TypeName) else obj)]
         if named_type(b.catalog, names) is None:
             if node.missing_ok:
                 continue
             raise b.error(errors.UNDEFINED_OBJECT, f"unknown catalog item '{'.'.join(names)}'", 0)
-        users = _users(b.catalog, names[-1])
-        if users:
+        key = b.catalog.key_for(tuple(names))
+        users = _users(b.catalog, key)
+        if users and not cascade:
             raise b.error(errors.DEPENDENT_OBJECTS_STILL_EXIST, f"cannot drop type \"{names[-1]}\": "
                           f"{users[0].kind_word()} \"{users[0].name}\" depends on it", 0)
-        keys.append(b.catalog.key_for(tuple(names)))
-    return P.DropNamedTypePlan(tuple(keys))
+        for u in users:
+            drop_ids.extend(d for d in b.catalog.check_drop(u.id, True) if d not in drop_ids)
+        keys.append(key)
+    return P.DropNamedTypePlan(tuple(keys), tuple(drop_ids))

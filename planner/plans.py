@@ -495,7 +495,10 @@ class CreateNamedTypePlan(DdlPlan):
 
 @dataclass(frozen=True)
 class DropNamedTypePlan(DdlPlan):
+    """``keys``: the named types to drop; ``drop_ids``: with CASCADE, the items whose
+    definition names one of them and their dependents, in drop order."""
     keys: tuple[str, ...]
+    drop_ids: tuple[GlobalId, ...] = ()
     tag: ClassVar[str] = "DROP TYPE"
 
 

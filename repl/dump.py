@@ -62,15 +62,9 @@ def _strip_database(sql: str, database: str) -> str:
     return sql.replace(quote_ident(database) + ".", "")
 
 
-#: the refresh clause SHOW CREATE MATERIALIZED VIEW spells out: Materialize's default, which
-#: mzlite's parser does not take (left out, the view is the same)
-_DEFAULT_REFRESH = " WITH (REFRESH = ON COMMIT)"
-
-
 def ddl(con, kind: str, name: str) -> str:
+    """The object's SHOW CREATE text, which replays as it is."""
     (_, create_sql), = con.execute(f"SHOW CREATE {kind} {_qualified(name)}").fetchall()
-    if kind == "MATERIALIZED VIEW":
-        create_sql = create_sql.replace(_DEFAULT_REFRESH, "", 1)
     return create_sql
 
 

@@ -12,7 +12,7 @@ position mapping undoes the shift.
 Deliberately not here: any meaning (names, types, plans live in ``planner``).
 About 750 lines: the hand parsers share one token cursor (``_Ctx``), and splitting them
 from it would only add indirection; the larger Materialize forms live beside it
-(``sql.mzclusters``, ``sql.mzsources``, ``sql.mzconnections``, ``sql.mztypes``, ``sql.mzrewrites``,
+(``sql.mzclusters``, ``sql.mzsources``, ``sql.mzconnections``, ``sql.mztypes``, ``sql.mzviews``, ``sql.mzrewrites``,
 ``sql.syntax_lists``, ``sql.syntax_maps``, ``sql.mzsyntax``), and
 SHOW/EXPLAIN are the next to move out if it grows again.
 
@@ -420,6 +420,8 @@ class _Ctx:
             if [self.peek(k) for k in (1, 2, 3)] == ["OR", "REPLACE", "MATERIALIZED"]:
                 self._blank_tokens(1, 2)
                 or_replace = True
+            from sql.mzviews import blank_materialized_view_options
+            blank_materialized_view_options(self)
             stmt = self._create()
             stmt.in_cluster, stmt.or_replace = cluster, or_replace
             return stmt
@@ -500,9 +502,15 @@ class _Ctx:
         del self.toks[lo_tok:hi_tok + 1]
 
     def _blank_in_cluster(self) -> Optional[str]:
-        """Materialize's ``IN CLUSTER c`` on CREATE INDEX / MATERIALIZED VIEW: blank it out
-        and return the cluster's name."""
-        for j in range(len(self.toks) - 2):
+        """Materialize's ``IN CLUSTER c`` on CREATE INDEX / MATERIALIZED VIEW (after the
+        view's column list, if any): blank it out and return the cluster's name."""
+        mv = "MATERIALIZED" in (self.word(1), self.word(3))  # its column list may come first
+        j = -1
+        while j + 1 < len(self.toks) - 2:
+            j += 1
+            if mv and self.word(j) == "(":
+                j = self.matching_paren(j)
+                continue
             if self.word(j) in ("AS", "("):
                 break
             if self.word(j) == "IN" and self.word(j + 1) == "CLUSTER":
