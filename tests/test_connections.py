@@ -13,15 +13,13 @@ failed).  The throwaway server trusts every local user, so a wrong password is n
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import subprocess
 
 import pytest
 
 import mzlite
+from tests.support.postgres import postgres_server
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VALUE = "hunter2-Zq9"
 
 
@@ -114,36 +112,15 @@ def test_secrets_and_connections_survive_a_reopen_and_a_drop_leaves_no_value(tmp
 # ------------------------------------------------------------------ against PostgreSQL
 
 
-def _start_server():
-    try:
-        out = subprocess.run(["bash", os.path.join(ROOT, ".ci", "start-postgres")], capture_output=True, text=True,
-                             timeout=120)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0 or not out.stdout.strip():
-        return None
-    return out.stdout.split()
-
-
 @pytest.fixture(scope="module")
 def pg_address():
     """``(host, port)`` of a PostgreSQL 15 with a role ``mz_check`` that has a password."""
     psycopg = pytest.importorskip("psycopg")
-    started = None
-    spec = os.environ.get("MZLITE_SLT_PG")
-    if not spec:
-        if shutil.which("bash") is None or (started := _start_server()) is None:
-            pytest.skip("PostgreSQL is not installed: nothing to validate a connection against")
-        spec = started[1]
-    host, port = spec.rsplit(":", 1)
-    try:
-        with psycopg.connect(host=host, port=int(port), user="postgres", dbname="postgres", autocommit=True) as pg:
+    with postgres_server("nothing to validate a connection against") as (host, port):
+        with psycopg.connect(host=host, port=port, user="postgres", dbname="postgres", autocommit=True) as pg:
             pg.execute("DROP ROLE IF EXISTS mz_check")
             pg.execute(f"CREATE ROLE mz_check LOGIN PASSWORD '{VALUE}'")
-        yield host, int(port)
-    finally:
-        if started is not None:
-            subprocess.run(["bash", os.path.join(ROOT, ".ci", "start-postgres"), "stop", started[0]], timeout=60)
+        yield host, port
 
 
 def test_validate_connection_connects_to_postgres(con, pg_address):

@@ -15,17 +15,14 @@ loading the rows before it (``test_a_bad_row_in_the_middle_loads_nothing``).
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import uuid
 
 import pytest
 
 import mzlite
+from tests.support.postgres import postgres_database
 
 psycopg = pytest.importorskip("psycopg")
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
 
 #: name -> (table columns, COPY options, data)
 FROM_CASES = {
@@ -69,42 +66,11 @@ TO_CASES = {
 }
 
 
-def _start_server():
-    try:
-        out = subprocess.run(["bash", os.path.join(ROOT, ".ci", "start-postgres")], capture_output=True, text=True,
-                             timeout=120)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0 or not out.stdout.strip():
-        return None
-    return out.stdout.split()
-
-
 @pytest.fixture(scope="module")
 def pg():
     """A psycopg connection to a private database (see the module docstring)."""
-    started = None
-    spec = os.environ.get("MZLITE_SLT_PG")
-    if not spec:
-        if shutil.which("bash") is None or (started := _start_server()) is None:
-            pytest.skip("PostgreSQL is not installed: no oracle for COPY")
-        spec = started[1]
-    host, port = spec.split(":")[:2]
-    name = f"mzlite_copy_{uuid.uuid4().hex[:10]}"
-    admin = psycopg.connect(host=host, port=int(port), user="postgres", dbname="postgres", autocommit=True)
-    admin.execute(f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'")
-    conn = psycopg.connect(host=host, port=int(port), user="postgres", dbname=name, autocommit=True,
-                           prepare_threshold=None)
-    conn.execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'")
-    try:
+    with postgres_database("mzlite_copy", prepare_threshold=None) as (conn, _conninfo):
         yield conn
-    finally:
-        conn.close()
-        admin.execute(f"DROP DATABASE IF EXISTS {name}")
-        admin.close()
-        if started is not None:
-            subprocess.run(["bash", os.path.join(ROOT, ".ci", "start-postgres"), "stop", started[0]],
-                           capture_output=True, timeout=120)
 
 
 def _pg_from(pg, columns, sql, data):

@@ -27,8 +27,6 @@ import collections
 from decimal import Decimal
 import math
 import os
-import shutil
-import subprocess
 import uuid
 
 import pytest
@@ -37,6 +35,7 @@ import mzlite
 from slt.engines import EngineError
 from slt.postgres import PostgresEngine
 from tests.support import querygen
+from tests.support.postgres import postgres_server
 
 ROUND_SIZE = 20
 DML_STEPS = 2
@@ -53,32 +52,14 @@ class _PG(PostgresEngine):
         self.execute("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public")
 
 
-def _start_server():
-    script = os.path.join(os.path.dirname(__file__), "..", ".ci", "start-postgres")
-    if shutil.which("bash") is None:
-        return None
-    try:
-        out = subprocess.run(["bash", script], capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0 or not out.stdout.strip():
-        return None
-    d, hostport = out.stdout.split()
-    return d, hostport
-
-
 @pytest.fixture(scope="session")
 def pg():
     """A connection to a private database on a PostgreSQL server (see the module docstring)."""
-    started = None
-    spec = os.environ.get("MZLITE_SLT_PG")
-    if not spec:
-        started = _start_server()
-        if started is None:
-            pytest.skip("PostgreSQL is not installed (no initdb found), so there is no oracle; "
-                        "set MZLITE_SLT_PG=host:port to use a running server")
-        spec = started[1]
-    host, port = spec.split(":")[:2]
+    with postgres_server("no oracle; set MZLITE_SLT_PG=host:port to use a running server") as (host, port):
+        yield from _private_database(host, port)
+
+
+def _private_database(host: str, port: int):
     dbname = f"mzlite_diff_{uuid.uuid4().hex[:12]}"
     admin = _PG(host or "127.0.0.1", int(port), "postgres")
     admin.execute(f"CREATE DATABASE {dbname} TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C' "
@@ -93,10 +74,6 @@ def pg():
             admin.execute(f"DROP DATABASE IF EXISTS {dbname}")
         finally:
             admin.close()
-            if started is not None:
-                subprocess.run(["bash", os.path.join(os.path.dirname(__file__), "..", ".ci",
-                                                     "start-postgres"), "stop", started[0]],
-                               capture_output=True, timeout=120)
 
 
 # -- running and comparing -------------------------------------------------------------------

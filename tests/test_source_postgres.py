@@ -22,47 +22,26 @@ import datetime
 import decimal
 import os
 import random
-import shutil
 import subprocess
 import uuid
 
 import pytest
 
 import mzlite
+from tests.support.postgres import postgres_server
 
 psycopg = pytest.importorskip("psycopg")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _start_server():
-    try:
-        out = subprocess.run(["bash", os.path.join(ROOT, ".ci", "start-postgres")], capture_output=True, text=True,
-                             timeout=120)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0 or not out.stdout.strip():
-        return None
-    return out.stdout.split()
-
-
 @pytest.fixture(scope="module")
 def server():
-    started = None
-    spec = os.environ.get("MZLITE_SLT_PG")
-    if not spec:
-        if shutil.which("bash") is None or (started := _start_server()) is None:
-            pytest.skip("PostgreSQL is not installed")
-        spec = started[1]
-    host, port = spec.split(":")[:2]
-    try:
-        with psycopg.connect(host=host, port=int(port), user="postgres", dbname="postgres", autocommit=True) as pg:
+    with postgres_server("no server to replicate from") as (host, port):
+        with psycopg.connect(host=host, port=port, user="postgres", dbname="postgres", autocommit=True) as pg:
             if pg.execute("SHOW wal_level").fetchone()[0] != "logical":
                 pytest.skip("the PostgreSQL server's wal_level is not logical")
-        yield host, int(port)
-    finally:
-        if started is not None:
-            subprocess.run(["bash", os.path.join(ROOT, ".ci", "start-postgres"), "stop", started[0]], timeout=60)
+        yield host, port
 
 
 @pytest.fixture

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import subprocess
 import uuid
 
 import pytest
 
 import mzlite
+from tests.support.postgres import postgres_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -59,38 +58,7 @@ def known_difference(request, target: str):
 
 # ---------------------------------------------------------------------- PostgreSQL
 
-def start_postgres():
-    """``(dir, "host:port")`` of a throwaway PostgreSQL started by .ci/start-postgres, or None."""
-    if shutil.which("bash") is None:
-        return None
-    try:
-        out = subprocess.run(["bash", os.path.join(ROOT, ".ci", "start-postgres")], capture_output=True, text=True,
-                             timeout=120)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0 or not out.stdout.strip():
-        return None
-    d, spec = out.stdout.split()[:2]
-    return d, spec
-
-
-def stop_postgres(d: str) -> None:
-    subprocess.run(["bash", os.path.join(ROOT, ".ci", "start-postgres"), "stop", d], capture_output=True, timeout=120)
-
-
-@contextlib.contextmanager
-def postgres_instance():
-    """``host:port`` of a PostgreSQL 15 for the session (None when there is none)."""
-    spec = os.environ.get("MZLITE_SLT_PG")
-    started = None
-    if not spec:
-        started = start_postgres()
-        spec = started[1] if started else None
-    try:
-        yield spec
-    finally:
-        if started:
-            stop_postgres(started[0])
+postgres_instance = postgres_spec  # ``host:port`` of a PostgreSQL 15 for the session, or None
 
 
 class Target:
