@@ -12,7 +12,6 @@ failed).  The throwaway server trusts every local user, so a wrong password is n
 """
 from __future__ import annotations
 
-import os
 import sqlite3
 
 import pytest

@@ -14,7 +14,6 @@ loading the rows before it (``test_a_bad_row_in_the_middle_loads_nothing``).
 """
 from __future__ import annotations
 
-import os
 
 import pytest
 
