@@ -71,14 +71,9 @@ def validate_connection(db, session, plan, stmt, params) -> Result:
     return Result(plan.tag, None)
 
 
-def _validate(db, name: str, options) -> None:
-    """Connect to the PostgreSQL server ``options`` describe and run ``SELECT 1``; 08001 when
-    it cannot be reached or refuses us (the message never holds the password)."""
-    try:
-        import psycopg
-    except ImportError:  # pragma: no cover - psycopg is a dependency of the test extra only
-        raise E.error_for(E.FEATURE_NOT_SUPPORTED, "validating a PostgreSQL connection needs psycopg "
-                                                   "(pip install psycopg), or WITH (VALIDATE = false)") from None
+def conninfo(db, name: str, options) -> dict:
+    """psycopg's connection parameters for the PostgreSQL connection ``name`` with ``options``
+    (its secret's value read now: 42704 when the secret is gone)."""
     opts = dict(options)
     kw = {"host": opts["HOST"], "user": opts["USER"], "connect_timeout": CONNECT_TIMEOUT}
     if "PORT" in opts:
@@ -92,6 +87,18 @@ def _validate(db, name: str, options) -> None:
         if secret is None:
             raise E.error_for(E.UNDEFINED_OBJECT, f"the password secret of connection {name} no longer exists")
         kw["password"] = secret.decode("utf-8", "replace")
+    return kw
+
+
+def _validate(db, name: str, options) -> None:
+    """Connect to the PostgreSQL server ``options`` describe and run ``SELECT 1``; 08001 when
+    it cannot be reached or refuses us (the message never holds the password)."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency of the test extra only
+        raise E.error_for(E.FEATURE_NOT_SUPPORTED, "validating a PostgreSQL connection needs psycopg "
+                                                   "(pip install psycopg), or WITH (VALIDATE = false)") from None
+    kw = conninfo(db, name, options)
     try:
         with db.unlocked():  # a network round trip: other sessions go on meanwhile
             with psycopg.connect(**kw) as pg:

@@ -22,6 +22,7 @@ schedule (``storage.sources``), when ticks are ingested (the coordinator's tick 
 """
 from __future__ import annotations
 
+from mzlite.connections import conninfo
 from mzlite.cursor import Result
 from planner.catalog import CatalogItem, ColumnDef, SourceInfo
 from repr.ids import GlobalId
@@ -139,20 +140,7 @@ def source_rows(db) -> list:
 
 def conninfo_of(db, conn) -> dict:
     """psycopg's connection parameters for the PostgreSQL connection item ``conn``."""
-    opts = dict(conn.connection[1])
-    kw = {"host": opts["HOST"], "user": opts["USER"], "connect_timeout": 5}
-    if "PORT" in opts:
-        kw["port"] = opts["PORT"]
-    if "DATABASE" in opts:
-        kw["dbname"] = opts["DATABASE"]
-    if "SSL MODE" in opts:
-        kw["sslmode"] = opts["SSL MODE"].lower()
-    if "PASSWORD" in opts:
-        secret = db.secrets.get(opts["PASSWORD"])
-        if secret is None:
-            raise E.error_for(E.UNDEFINED_OBJECT, f"the password secret of connection {conn.name} no longer exists")
-        kw["password"] = secret.decode("utf-8", "replace")
-    return kw
+    return conninfo(db, conn.name, conn.connection[1])
 
 
 def create_postgres_source(db, session, plan, stmt, params) -> Result:
