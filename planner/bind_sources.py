@@ -67,8 +67,8 @@ def create_source(b, stmt, node: mz.CreateSource):
             raise b.error(errors.FEATURE_NOT_SUPPORTED, "CREATE SOURCE ... FROM POSTGRES needs CONNECTION name: "
                           "mzlite reads PostgreSQL through a connection (CREATE CONNECTION ... TO POSTGRES)", cloc)
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"CREATE SOURCE ... FROM {node.connector} is not supported: "
-                      f"mzlite cannot ingest from {what} (its sources are PostgreSQL and the load generators "
-                      f"COUNTER, AUCTION, MARKETING and TPCH)", cloc)
+                      f"mzlite cannot ingest from {what} (its sources are PostgreSQL, webhooks and the load "
+                      f"generators COUNTER, AUCTION, MARKETING and TPCH)", cloc)
     gen = node.generator
     if gen not in _OPTIONS:
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"LOAD GENERATOR {gen} is not supported (mzlite has COUNTER, "
