@@ -189,7 +189,7 @@ def test_each_postgres_transaction_is_one_mzlite_timestamp(pg):
             pg.execute("UPDATE acct_b SET bal = bal + 3 WHERE id = %s", (k,))
         if rng.random() < 0.3:
             con.database.tick()
-    con.database.tick()
+    settle(con, pg, ("acct_a", "acct_b"))
     db = con.database
     by_time: dict = {}
     for name in ("acct_a", "acct_b"):
