@@ -190,7 +190,7 @@ def test_the_ticker_steps_a_fold_in_progress():
     try:
         with _table_of(10000) as (con, db, coll, clock):
             db.tick()  # the first fold: one C-level build
-            con.cursor().executemany("DELETE FROM t WHERE a = ?", [(i,) for i in range(0, 10000, 2)])
+            con.execute("DELETE FROM t WHERE a % 2 = 0")  # one statement: 5,000 peeks of 10,000 rows took minutes under load
             persist.FOLD_STEP_UPDATES = 100
             clock.advance(5000)
             db.tick()
