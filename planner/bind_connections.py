@@ -14,6 +14,7 @@ from __future__ import annotations
 from expr.compile import compile_scalar
 from planner import plans as P
 from planner.bind_expr import ExprContext, Scope
+from planner.bind_drop import drop_items
 from planner.bind_query import UNIT
 from repr.errors import EvalError
 from sql import errors
@@ -125,21 +126,4 @@ def validate_connection(b, stmt, node: mz.ValidateConnection):
 
 
 def drop_objects(b, stmt, node: mz.DropObjects):
-    names, ids, missing, drop_ids = [], [], [], []
-    for parts in node.names:
-        name = ".".join(parts)
-        names.append(name)
-        item = b.catalog.try_resolve(parts)
-        if item is None:
-            if node.if_exists:
-                missing.append(name)
-                continue
-            raise b.error(errors.UNDEFINED_OBJECT, f'{node.kind} "{name}" does not exist', node.location)
-        if item.kind != node.kind:
-            raise b.error(errors.WRONG_OBJECT_TYPE, f'"{item.name}" is not a {node.kind}', node.location)
-        ids.append(item.id)
-        for d in b.catalog.check_drop(item.id, node.cascade, stmt.position(node.location)):
-            if d not in drop_ids:
-                drop_ids.append(d)
-    return P.DropPlan(node.kind, tuple(names), node.if_exists, node.cascade, tuple(ids), tuple(drop_ids),
-                      tuple(missing))
+    return drop_items(b, stmt, node, node.kind, errors.UNDEFINED_OBJECT)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Optional
 
 from planner import plans as P
+from planner.bind_drop import drop_items
 from repr.dates import parse_interval
 from repr.errors import EvalError
 from sql import errors
@@ -214,27 +215,12 @@ def show_subsources(b, stmt, node: mz.ShowSubsources):
 
 
 def drop_source(b, stmt, node: mz.DropSources):
-    names, ids, missing, drop_ids = [], [], [], []
-    for parts in node.names:
-        name = ".".join(parts)
-        names.append(name)
-        item = b.catalog.try_resolve(parts)
-        if item is None:
-            if node.if_exists:
-                missing.append(name)
-                continue
-            raise b.error(errors.UNDEFINED_TABLE, f'source "{name}" does not exist', node.location)
-        if item.kind != "source":
-            raise b.error(errors.WRONG_OBJECT_TYPE, f'"{item.name}" is not a source', node.location)
+    def check(item):
         if item.source is not None and item.source.type == "progress":
-            raise b.error(errors.FEATURE_NOT_SUPPORTED, f'cannot drop progress collection "{item.name}": it is dropped '
-                          f'with its source', node.location)
-        ids.append(item.id)
-        for d in _drop_order(b, item, node.cascade, stmt.position(node.location)):
-            if d not in drop_ids:
-                drop_ids.append(d)
-    return P.DropPlan("source", tuple(names), node.if_exists, node.cascade, tuple(ids), tuple(drop_ids),
-                      tuple(missing))
+            raise b.error(errors.FEATURE_NOT_SUPPORTED, f'cannot drop progress collection "{item.name}": it is '
+                          f'dropped with its source', node.location)
+    return drop_items(b, stmt, node, "source", errors.UNDEFINED_TABLE, check,
+                      lambda item, cascade, position: _drop_order(b, item, cascade, position))
 
 
 def _drop_order(b, item, cascade: bool, position):

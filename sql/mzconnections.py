@@ -122,16 +122,9 @@ def parse_connection_statement(ctx):
     verb, what = ctx.peek(), ctx.peek(1)
     ctx.i = 2
     if verb == "DROP":
-        if_exists = ctx.accept("IF", "EXISTS")
-        loc = ctx.loc()
-        names = [ctx.name()]
-        while ctx.accept(","):
-            names.append(ctx.name())
-        cascade = ctx.accept("CASCADE")
-        if not cascade:
-            ctx.accept("RESTRICT")
+        if_exists, names, cascade, loc = ctx.drop_names()
         _end(ctx)
-        return ctx.stmt(f"drop_{what.lower()}", DropObjects(what.lower(), tuple(names), if_exists, cascade, loc))
+        return ctx.stmt(f"drop_{what.lower()}", DropObjects(what.lower(), names, if_exists, cascade, loc))
     if verb == "VALIDATE":
         loc = ctx.loc()
         name = ctx.name()

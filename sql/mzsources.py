@@ -173,16 +173,9 @@ def parse_source_statement(ctx):
                        "creates")
     ctx.i = 2
     if verb == "DROP":
-        if_exists = ctx.accept("IF", "EXISTS")
-        loc = ctx.loc()
-        names = [ctx.name()]
-        while ctx.accept(","):
-            names.append(ctx.name())
-        cascade = ctx.accept("CASCADE")
-        if not cascade:
-            ctx.accept("RESTRICT")
+        if_exists, names, cascade, loc = ctx.drop_names()
         _end(ctx)
-        return ctx.stmt("drop_source", DropSources(tuple(names), if_exists, cascade, loc))
+        return ctx.stmt("drop_source", DropSources(names, if_exists, cascade, loc))
     if_not_exists = ctx.accept("IF", "NOT", "EXISTS")
     loc = ctx.loc()
     name = ctx.name()

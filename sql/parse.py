@@ -251,6 +251,19 @@ class _Ctx:
             parts.append(self.ident())
         return tuple(parts)
 
+    def drop_names(self) -> tuple[bool, tuple[tuple[str, ...], ...], bool, int]:
+        """The rest of ``DROP <kind> [IF EXISTS] name [, ...] [CASCADE | RESTRICT]`` after the
+        kind's words: ``(if_exists, names, cascade, location of the first name)``."""
+        if_exists = self.accept("IF", "EXISTS")
+        loc = self.loc()
+        names = [self.name()]
+        while self.accept(","):
+            names.append(self.name())
+        cascade = self.accept("CASCADE")
+        if not cascade:
+            self.accept("RESTRICT")
+        return if_exists, tuple(names), cascade, loc
+
     def literal(self):
         t = self.toks[self.i] if self.i < len(self.toks) else None
         if t is None:
