@@ -60,6 +60,11 @@ class Statement:
     in_cluster: Optional[str] = None
     #: ``CREATE OR REPLACE MATERIALIZED VIEW`` (Materialize syntax pglast lacks)
     or_replace: bool = False
+    #: ``(SHOW ...)`` used as a table (Materialize's grammar): the ``Show`` nodes, in order; the
+    #: text pglast sees names the k-th as the relation ``SHOW_SUBQUERY + str(k)`` (quoted)
+    show_subqueries: tuple = ()
+    #: ``WITH (RETAIN HISTORY [=] FOR 'd')`` of CREATE TABLE | INDEX | MATERIALIZED VIEW (blanked out)
+    retain_history: Optional[str] = None
 
     def position(self, location: Optional[int]) -> Optional[int]:
         """1-based character position in the parsed string of a node ``location`` (or None)."""
@@ -171,6 +176,10 @@ def jsonb_question_mark(rel, i: int) -> bool:
 # ---- end
 
 
+#: the relation name a ``(SHOW ...)`` subquery stands as in the text pglast parses
+SHOW_SUBQUERY = "\x01show"
+
+
 @dataclass(frozen=True)
 class _Tok:
     start: int
@@ -190,6 +199,8 @@ class _Ctx:
         self.toks, self.inserts = toks, inserts
         self.i = 0
         self.wmr: dict = {}  #: WITH MUTUALLY RECURSIVE clauses found (rewrite_mutually_recursive)
+        self.shows: list = []  #: ``(SHOW ...)`` subqueries found (``_show_subqueries``)
+        self.retain_history: Optional[str] = None  #: CREATE's RETAIN HISTORY (``sql.mzalter``)
 
     # ---- token helpers
     def word(self, i: int) -> str:
@@ -320,7 +331,7 @@ class _Ctx:
 
     def stmt(self, kind: str, node, **kw) -> Statement:
         return Statement(kind, self.text, self.origin, node, origin=self.origin, inserts=self.inserts,
-                         mutually_recursive=self.wmr, **kw)
+                         mutually_recursive=self.wmr, show_subqueries=tuple(self.shows), **kw)
 
     # ---- sub-parses, padded so locations stay relative to this statement
     def parse_pg(self, lo: int, hi: int):
@@ -383,6 +394,12 @@ class _Ctx:
             from sql.mzrewrites import rewrite  # Materialize's wider expression grammar
             rewrite(self)
         w0, w1 = self.peek(0), self.peek(1)
+        if w0 != "SHOW" and any(self.word(j) == "(" and self.word(j + 1) == "SHOW" for j in range(len(self.toks))):
+            self._show_subqueries()
+        if w0 == "ALTER":  # Materialize's RENAME of its own objects, SET CLUSTER, SET/RESET (...)
+            from sql.mzalter import is_materialize_alter, parse_alter
+            if is_materialize_alter(self):
+                return parse_alter(self)
         if (w1 == "SOURCE" and w0 in ("CREATE", "DROP", "ALTER")) or (w0, w1) in (("SHOW", "SUBSOURCES"),
                                                                               ("CREATE", "SUBSOURCE")) \
                 or (w0, w1, self.peek(2)) == ("COMMENT", "ON", "SOURCE") or self._create_table_from_source():
@@ -420,12 +437,35 @@ class _Ctx:
             if [self.peek(k) for k in (1, 2, 3)] == ["OR", "REPLACE", "MATERIALIZED"]:
                 self._blank_tokens(1, 2)
                 or_replace = True
+            from sql.mzalter import blank_retain_history
             from sql.mzviews import blank_materialized_view_options
             blank_materialized_view_options(self)
+            blank_retain_history(self)
             stmt = self._create()
-            stmt.in_cluster, stmt.or_replace = cluster, or_replace
+            stmt.in_cluster, stmt.or_replace, stmt.retain_history = cluster, or_replace, self.retain_history
             return stmt
         return self.pglast_statement()
+
+    def _show_subqueries(self) -> None:
+        """Materialize's ``(SHOW ...)`` as a table (``SELECT create_sql FROM (SHOW CREATE VIEW
+        v)``): each is parsed as a SHOW and replaced, in the text pglast sees, by a quoted
+        relation name no user relation has (``SHOW_SUBQUERY`` + k, padded to the same length,
+        so locations stay put); the binder reads ``Statement.show_subqueries[k]`` there."""
+        j = 0
+        while j < len(self.toks) - 1:
+            if self.word(j) == "(" and self.word(j + 1) == "SHOW":
+                close = self.matching_paren(j)
+                lo, hi = self.toks[j + 1].start, self.toks[close].start
+                sub = _Ctx(self.source, self.origin, self.text, " " * lo + self.ptext[lo:hi],
+                           self.toks[j + 1:close], self.inserts)
+                self.shows.append(sub.show())
+                name = f'"{SHOW_SUBQUERY}{len(self.shows) - 1}"'
+                a, b = self.toks[j].start, self.toks[close].end
+                if len(name) > b - a:
+                    raise _syntax("too many SHOW subqueries", self.pos(a))
+                self.ptext = self.ptext[:a] + name.ljust(b - a) + self.ptext[b:]
+                self.toks[j:close + 1] = [_Tok(a, a + len(name), "IDENT", "NO_KEYWORD")]
+            j += 1
 
     def _create_table_from_source(self) -> bool:
         """``CREATE TABLE name FROM SOURCE ...`` (Materialize's source-fed tables)."""
