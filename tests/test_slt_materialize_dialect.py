@@ -82,6 +82,17 @@ def test_explain_plan_records_are_counted_apart(tmp_path):
     assert (res.passed, res.failed, res.plans) == (2, 1, 0)
 
 
+def test_an_explain_after_comments_is_a_plan_record(tmp_path):
+    """Materialize's tpch_select.slt heads each EXPLAIN with a comment line (``-- Query 01``);
+    the record is still a plan record.  Sabotage: ``_EXPLAIN_RE`` back to ``^\\s*explain\\b``
+    and both records failed."""
+    p = tmp_path / "t.slt"
+    p.write_text("query T multiline\n-- Query 01\nEXPLAIN SELECT 1\n----\nExplained Query:\n  Constant\n\nEOF\n\n"
+                 "query T multiline\n/* q2 */ -- and a line\n\nEXPLAIN SELECT 2\n----\nanything\nEOF\n")
+    res = run_file(str(p), Config())
+    assert (res.passed, res.failed, res.plans) == (0, 0, 2), [(f.line, f.message) for f in res.failures]
+
+
 def test_explain_internal_error_still_fails(tmp_path):
     from slt import engines
 
