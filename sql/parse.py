@@ -488,8 +488,25 @@ class _Ctx:
             stmt.if_not_exists = True
             return stmt
         if (w1 == "INDEX" or (w1 == "UNIQUE" and self.peek(2) == "INDEX")) and not self.inserts:
-            self._parenthesize_index_exprs()
+            if not self._quote_reserved_index_relation():
+                self._parenthesize_index_exprs()
         return self.pglast_statement()
+
+    def _quote_reserved_index_relation(self) -> bool:
+        """Materialize's grammar takes a reserved word as the indexed relation's name
+        (CH-benCHmark's ``CREATE INDEX fk ON order (o_w_id)``); PostgreSQL's wants it quoted:
+        quote it in the text pglast sees (``inserts`` keeps positions the user's).  True when
+        it did (then the key expressions are left as they are)."""
+        j = next((k for k in range(len(self.toks)) if self.word(k) == "ON"), None)
+        if j is None or j + 2 >= len(self.toks) or self.toks[j + 1].kind != "RESERVED_KEYWORD" \
+                or self.word(j + 2) != "(":
+            return False
+        t = self.toks[j + 1]
+        self.ptext = self.ptext[:t.start] + '"' + self.ptext[t.start:t.end].lower() + '"' + self.ptext[t.end:]
+        self.inserts = ((t.start, 1), (t.end + 1, 1))
+        self.toks = [_Tok(x.start, x.end + 1, x.name, x.kind) for x in _scan(self.ptext, self.origin)
+                     if x.name not in ("SQL_COMMENT", "C_COMMENT")]
+        return True
 
     def _parenthesize_index_exprs(self) -> None:
         """Materialize accepts ``CREATE INDEX ON t (a + 1)``; PostgreSQL wants ``((a + 1))``."""
