@@ -395,7 +395,8 @@ class _Ctx:
             rewrite(self)
         w0, w1 = self.peek(0), self.peek(1)
         if w0 != "SHOW" and any(self.word(j) == "(" and self.word(j + 1) == "SHOW" for j in range(len(self.toks))):
-            self._show_subqueries()
+            from sql.mzshow import replace_show_subqueries
+            replace_show_subqueries(self)
         if w0 == "ALTER":  # Materialize's RENAME of its own objects, SET CLUSTER, SET/RESET (...)
             from sql.mzalter import is_materialize_alter, parse_alter
             if is_materialize_alter(self):
@@ -446,27 +447,6 @@ class _Ctx:
             return stmt
         return self.pglast_statement()
 
-    def _show_subqueries(self) -> None:
-        """Materialize's ``(SHOW ...)`` as a table (``SELECT create_sql FROM (SHOW CREATE VIEW
-        v)``): each is parsed as a SHOW and replaced, in the text pglast sees, by a quoted
-        relation name no user relation has (``SHOW_SUBQUERY`` + k, padded to the same length,
-        so locations stay put); the binder reads ``Statement.show_subqueries[k]`` there."""
-        j = 0
-        while j < len(self.toks) - 1:
-            if self.word(j) == "(" and self.word(j + 1) == "SHOW":
-                close = self.matching_paren(j)
-                lo, hi = self.toks[j + 1].start, self.toks[close].start
-                sub = _Ctx(self.source, self.origin, self.text, " " * lo + self.ptext[lo:hi],
-                           self.toks[j + 1:close], self.inserts)
-                self.shows.append(sub.show())
-                name = f'"{SHOW_SUBQUERY}{len(self.shows) - 1}"'
-                a, b = self.toks[j].start, self.toks[close].end
-                if len(name) > b - a:
-                    raise _syntax("too many SHOW subqueries", self.pos(a))
-                self.ptext = self.ptext[:a] + name.ljust(b - a) + self.ptext[b:]
-                self.toks[j:close + 1] = [_Tok(a, a + len(name), "IDENT", "NO_KEYWORD")]
-            j += 1
-
     def _create_table_from_source(self) -> bool:
         """``CREATE TABLE name FROM SOURCE ...`` (Materialize's source-fed tables)."""
         if self.peek(0) != "CREATE" or self.peek(1) != "TABLE":
@@ -488,25 +468,11 @@ class _Ctx:
             stmt.if_not_exists = True
             return stmt
         if (w1 == "INDEX" or (w1 == "UNIQUE" and self.peek(2) == "INDEX")) and not self.inserts:
-            if not self._quote_reserved_index_relation():
-                self._parenthesize_index_exprs()
+            self._parenthesize_index_exprs()
+        if w1 == "INDEX":  # CREATE INDEX fk ON order (...): Materialize's keyword rules (sql.mzrewrites)
+            from sql.mzrewrites import quote_reserved_index_relation
+            quote_reserved_index_relation(self)
         return self.pglast_statement()
-
-    def _quote_reserved_index_relation(self) -> bool:
-        """Materialize's grammar takes a reserved word as the indexed relation's name
-        (CH-benCHmark's ``CREATE INDEX fk ON order (o_w_id)``); PostgreSQL's wants it quoted:
-        quote it in the text pglast sees (``inserts`` keeps positions the user's).  True when
-        it did (then the key expressions are left as they are)."""
-        j = next((k for k in range(len(self.toks)) if self.word(k) == "ON"), None)
-        if j is None or j + 2 >= len(self.toks) or self.toks[j + 1].kind != "RESERVED_KEYWORD" \
-                or self.word(j + 2) != "(":
-            return False
-        t = self.toks[j + 1]
-        self.ptext = self.ptext[:t.start] + '"' + self.ptext[t.start:t.end].lower() + '"' + self.ptext[t.end:]
-        self.inserts = ((t.start, 1), (t.end + 1, 1))
-        self.toks = [_Tok(x.start, x.end + 1, x.name, x.kind) for x in _scan(self.ptext, self.origin)
-                     if x.name not in ("SQL_COMMENT", "C_COMMENT")]
-        return True
 
     def _parenthesize_index_exprs(self) -> None:
         """Materialize accepts ``CREATE INDEX ON t (a + 1)``; PostgreSQL wants ``((a + 1))``."""
