@@ -85,6 +85,9 @@ def replay(db, state) -> None:
             if gid not in db.catalog:
                 raise E.error_for("XX001", f"data directory {db.path!r}: {name!r} ({gid}) was not restored with its "
                                            f"source")
+            made = db.catalog.get(gid)
+            if made.name != name:  # its source was renamed since (ALTER SOURCE ... RENAME keeps subsources' names)
+                db.catalog.replace(dataclasses.replace(made, name=name))
             continue
         try:
             stmts = parse_statements(create_sql)
