@@ -767,6 +767,9 @@ class Binder:
         """``(SHOW ...)`` as a table: the SHOW's rows, read off the catalog now
         (``Catalog.show_rows``, the adapter's SHOW), as a constant relation of text columns."""
         from planner.bind_stmt import bind_show
+        if self.stmt.kind != "select":  # a view, SUBSCRIBE or INSERT would keep a stale copy
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, "(SHOW ...) is supported in a SELECT only: its rows are "
+                             "read once from the catalog, never maintained", rv.location)
         node = self.stmt.show_subqueries[int(rv.relname[len(SHOW_SUBQUERY):])]
         plan = bind_show(self, self.stmt, node)
         out = self.catalog.show_rows(plan) if self.catalog.show_rows is not None else None

@@ -809,7 +809,7 @@ class _Ctx:
         lo = self.loc()
         sub = _Ctx(self.source, self.origin, self.text, " " * lo + self.ptext[lo:],
                    self.toks[self.i:], self.inserts)
-        sub.wmr = self.wmr
+        sub.wmr, sub.shows = self.wmr, self.shows
         inner = sub.parse()
         inner.text = self.text[lo:] if not self.inserts else self.ptext[lo:]
         inner.offset = self.origin + lo
