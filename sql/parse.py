@@ -394,7 +394,7 @@ class _Ctx:
             from sql.mzrewrites import rewrite  # Materialize's wider expression grammar
             rewrite(self)
         w0, w1 = self.peek(0), self.peek(1)
-        if w0 != "SHOW" and any(self.word(j) == "(" and self.word(j + 1) == "SHOW" for j in range(len(self.toks))):
+        if w0 != "SHOW" and any(a.name == "ASCII_40" and b.name == "SHOW" for a, b in zip(self.toks, self.toks[1:])):
             from sql.mzshow import replace_show_subqueries
             replace_show_subqueries(self)
         if w0 == "ALTER":  # Materialize's RENAME of its own objects, SET CLUSTER, SET/RESET (...)
