@@ -36,6 +36,9 @@ ORACLE_HWM = "oracle_hwm"
 #: them, so they come back before the items do
 SCHEMAS = "schemas"
 CLUSTERS = "clusters"
+#: item number -> its RETAIN HISTORY text (``ALTER ... SET (RETAIN HISTORY FOR 'd')``)
+RETAIN_HISTORY = "retain_history"
+_RETAINING = ("table", "materialized_view", "index")
 
 
 def open_store(path: str, durability: str):
@@ -82,6 +85,9 @@ def replay(db, state) -> None:
             if gid not in db.catalog:
                 raise E.error_for("XX001", f"data directory {db.path!r}: {name!r} ({gid}) was not restored with its "
                                            f"source")
+            made = db.catalog.get(gid)
+            if made.name != name:  # its source was renamed since (ALTER SOURCE ... RENAME keeps subsources' names)
+                db.catalog.replace(dataclasses.replace(made, name=name))
             continue
         try:
             stmts = parse_statements(create_sql)
@@ -105,6 +111,16 @@ def replay(db, state) -> None:
     db.resume_user_ids(max(top + 1, int(state.meta.get(NEXT_USER_ID, 1))))
     db.storage.restored.clear()  # shards no item claimed: orphans, deleted by the next sync
     db.altered_system = system_overrides(state)
+    from planner.bind_alter import retain_history_ms
+    for n, text in (state.meta.get(RETAIN_HISTORY) or {}).items():  # ALTER's values outrank CREATE's text
+        gid = GlobalId("u", int(n))
+        ms = None if text is None else retain_history_ms(text)
+        if gid in db.catalog:
+            db.catalog.replace(dataclasses.replace(db.catalog.get(gid), retain_history=None if ms is None else (text, ms)))
+            if ms is None:
+                db.retain_history_ms.pop(gid, None)
+            else:
+                db.retain_history_ms[gid] = ms
 
 
 def sync(db) -> None:
@@ -125,7 +141,9 @@ def sync(db) -> None:
     meta = {NEXT_USER_ID: db.peek_next_user_id(), ALTER_SYSTEM: dict(db.altered_system),
             SCHEMAS: dict(db.catalog.schemas),
             CLUSTERS: [[c.name, [list(r) for r in c.replicas], [list(o) for o in c.options]]
-                       for c in db.catalog.clusters.values()]}
+                       for c in db.catalog.clusters.values()],
+            RETAIN_HISTORY: {str(i.id.n): None if i.retain_history is None else i.retain_history[0]
+                             for i in db.catalog.items() if i.id.is_user() and i.kind in _RETAINING}}
     for gid, value in db.secrets.items():  # secret values: beside the catalog, never in its text
         meta[secret_key(gid)] = value
     store.sync_catalog(items, shards, meta, owned_prefix="secret:")

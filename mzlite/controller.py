@@ -62,10 +62,13 @@ class PeekHandle:
 
 
 class ComputeController:
-    def __init__(self, replica, compaction_window_ms: int = DEFAULT_COMPACTION_WINDOW_MS):
+    def __init__(self, replica, compaction_window_ms: int = DEFAULT_COMPACTION_WINDOW_MS,
+                 windows: Optional[dict] = None):
         #: the replica's client (``compute.replica.client.ReplicaClient``)
         self.replica = replica
         self.compaction_window = compaction_window_ms
+        #: collection id -> its own compaction window in ms (``RETAIN HISTORY``), else the default
+        self.windows = {} if windows is None else windows
         self.collections: dict[GlobalId, CollectionState] = {}
         self._peeks: dict[str, PeekHandle] = {}
         self._subscribes: dict[GlobalId, Callable] = {}
@@ -236,14 +239,15 @@ class ComputeController:
     def _maybe_compact(self, st: CollectionState) -> None:
         if st.dropped or st.write_frontier is None or st.implied_since is None:
             return
-        target = st.write_frontier - 1 - self.compaction_window
+        window = self.windows.get(st.id, self.compaction_window)
+        target = st.write_frontier - 1 - window
         if st.holds:
             target = min(target, min(st.holds.values()))
         # since trails the upper by the window anyway: moving it in steps of a tenth of the
         # window keeps at most 10% more history and spares both runtimes a command (and a
         # thread wake-up) per frontier advance, which under a stream of small writes is a
         # command every millisecond per collection
-        if target - st.implied_since >= max(1, self.compaction_window // COMPACTION_STEPS):
+        if target - st.implied_since >= max(1, window // COMPACTION_STEPS):
             st.implied_since = target
             self.replica.send(P.AllowCompaction(st.id, target))
 

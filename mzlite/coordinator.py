@@ -39,6 +39,7 @@ from mzlite.holds import StorageHolds
 from mzlite.introspection import Introspection
 from mzlite.oracle import TICK_MS, TimestampOracle
 from mzlite.reads import Reader
+from mzlite.show import show_rows
 from mzlite.session import Session, SystemParameters
 from mzlite.subscribe import (Subscription, Subscriptions, close_session, end_all, resume_all,
                               start as start_subscription)
@@ -169,6 +170,11 @@ class Database:
                                     restored_meta=state.meta if state is not None else None)
         self.storage_holds = StorageHolds()
         self.catalog = Catalog()
+        #: item id -> its RETAIN HISTORY window in ms (``mzlite.namespaces.alter_retain_history``):
+        #: its storage collection and its compute collection compact behind it, not the default
+        self.retain_history_ms: dict = {}
+        self.catalog.system_vars = self.system.values  # the planner reads the feature flags (ALTER SYSTEM)
+        self.catalog.show_rows = lambda plan: show_rows(self, plan)  # (SHOW ...) as a table
         #: secret id -> its value (``mzlite.connections``: kept beside the catalog, never in it)
         self.secrets: dict = {}
         self.lowering = LoweringCatalog(self)
@@ -187,7 +193,8 @@ class Database:
         # (compute.replica.scheduling)
         self.replica = ReplicaClient.start(self.storage.collections,
                                            interactive=bool(self.system["enable_compute_interactive_runtime"]))
-        self.controller = ComputeController(self.replica, self.system["compaction_window_ms"])
+        self.controller = ComputeController(self.replica, self.system["compaction_window_ms"],
+                                            windows=self.retain_history_ms)
         self.reader = Reader(self)
         self.writer = Writer(self)
         self.sessions: dict[int, Session] = {}
@@ -343,7 +350,8 @@ class Database:
         fold = not self.replica.busy
         for coll in list(self.storage.collections.values()):
             if coll.upper is not None and coll.since is not None:
-                self.storage_holds.compact(coll, coll.upper - 1 - window, fold=fold)
+                w = self.retain_history_ms.get(coll.id, window)
+                self.storage_holds.compact(coll, coll.upper - 1 - w, fold=fold)
 
     # -------------------------------------------------------------- statements
     def execute_sql(self, session: Session, sql: str, params, atomic: bool = True) -> Result:
@@ -631,7 +639,8 @@ def _restart_replica(self: Database) -> None:
     self.replica = ReplicaClient.start(self.storage.collections,
                                        interactive=bool(self.system["enable_compute_interactive_runtime"]))
     old.shutdown()
-    self.controller = ComputeController(self.replica, self.system["compaction_window_ms"])
+    self.controller = ComputeController(self.replica, self.system["compaction_window_ms"],
+                                        windows=self.retain_history_ms)
     for item in self.catalog.items():
         if item.kind == "materialized_view":
             if self.storage.store is not None:

@@ -36,7 +36,9 @@ def create_table(db, session, plan, stmt, params) -> Result:
     session.refuse_in_transaction(plan)
     id = db.allocate_user()
     item = CatalogItem(id, plan.name, "table", tuple(plan.columns), create_sql=plan.create_sql,
-                       unique_keys=tuple(plan.unique_keys), checks=tuple(plan.checks))
+                       unique_keys=tuple(plan.unique_keys), checks=tuple(plan.checks),
+                       retain_history=plan.retain_history)
+    _retain(db, id, plan.retain_history)
     cons = constraints.for_table(item)
     db.storage.create_table(id, len(plan.columns))
     db.catalog.add(item)
@@ -140,10 +142,11 @@ def create_view(db, session, plan, stmt, params) -> Result:
     cluster = require_cluster(db, session, plan.in_cluster) if plan.materialized else None
     id = db.allocate_user()
     if plan.materialized:
+        _retain(db, id, plan.retain_history)
         create_materialized_view_dataflow(db, id, plan.name, plan.expr, len(columns))
     db.catalog.add(CatalogItem(id, plan.name, "materialized_view" if plan.materialized else "view", columns,
                                expr=plan.expr, create_sql=plan.create_sql, depends_on=frozenset(plan.depends_on),
-                               cluster=cluster))
+                               cluster=cluster, retain_history=plan.retain_history if plan.materialized else None))
     return Result(plan.tag, None)
 
 
@@ -177,10 +180,18 @@ def create_index(db, session, plan, stmt, params) -> Result:
         raise E.error_for(E.WRONG_OBJECT_TYPE, f'"{on.name}" is not a table, view or materialized view')
     index = CatalogItem(db.allocate_user(), name, "index", (), create_sql=plan.create_sql, on_id=plan.on_id,
                         key=tuple(plan.key), key_sql=tuple(plan.key_sql), depends_on=frozenset({plan.on_id}),
-                        cluster=cluster)
+                        cluster=cluster, retain_history=plan.retain_history)
+    _retain(db, index.id, plan.retain_history)
     create_index_dataflow(db, index)
     db.catalog.add(index)
     return Result(plan.tag, None)
+
+
+def _retain(db, gid, retain_history) -> None:
+    """``RETAIN HISTORY``: the item's collections compact behind its own window (set before
+    its dataflow starts, so its first compaction already keeps it)."""
+    if retain_history is not None:
+        db.retain_history_ms[gid] = retain_history[1]
 
 
 def drop(db, session, plan, stmt, params) -> Result:
@@ -215,6 +226,7 @@ def drop_one(db, gid: GlobalId) -> None:
         db.storage.drop(gid)
         db.writer.constraints.pop(gid, None)
     db.catalog.remove(gid)
+    db.retain_history_ms.pop(gid, None)
 
 
 def alter_system(db, session, plan, stmt, params) -> Result:

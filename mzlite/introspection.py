@@ -18,7 +18,7 @@ Deliberately not here: ``SHOW`` (``mzlite.show``), which reads the catalog direc
 from __future__ import annotations
 
 from mzlite.pg_catalog import RELATIONS, rows as pg_catalog_rows
-from planner.catalog import CatalogItem, ColumnDef
+from planner.catalog import CatalogItem, ColumnDef, system_schema
 
 _SYSTEM = {
     "mz_dataflows": (("id", "text"), ("name", "text"), ("runtime", "text")),
@@ -224,14 +224,7 @@ CATALOG_NAME = "materialize"
 
 def schema_of(item) -> str:
     """The schema an item lives in: ``public`` for user objects, else its system schema."""
-    if item.id.is_user():
-        return "public"
-    if item.name.startswith("information_schema."):
-        return "information_schema"
-    if item.name.startswith("pg_catalog."):
-        return "pg_catalog"
-    return "mz_internal" if item.name in ("mz_dataflows", "mz_peek_counts", "mz_source_statuses",
-                                          "mz_source_statistics") else "mz_catalog"
+    return system_schema(item)
 
 
 def bare_name(item) -> str:

@@ -104,10 +104,39 @@ def rename(db, session, plan, stmt, params) -> Result:
     if plan.id is None:
         return Result(plan.tag, None)
     item = db.catalog.get(plan.id)
+    if db.storage.store is not None:  # a data directory replays each dependent's text, which names the old name
+        named_by = [d for d in db.catalog.direct_dependents(plan.id) if d.create_sql]
+        if named_by:
+            d = named_by[0]
+            raise E.error_for(E.FEATURE_NOT_SUPPORTED, f"renaming {item.name} in a data directory is not supported "
+                              f"while {d.kind_word()} {d.name} depends on it (its definition names "
+                              f"{item.name}, and a data directory replays definitions as written)")
     old_bare, new_bare = plan.old.rsplit(".", 1)[-1], plan.new.rsplit(".", 1)[-1]
-    sql = re.sub(r'(?i)((?:TABLE|VIEW|INDEX)\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:[\w"]+\.)*)"?' + re.escape(old_bare) + r'"?',
+    sql = re.sub(r'(?i)((?:TABLE|VIEW|INDEX|SOURCE|CONNECTION|SECRET)\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:[\w"]+\.)*)"?' + re.escape(old_bare) + r'"?',
                  lambda m: m.group(1) + new_bare, item.create_sql, count=1)
     db.catalog.replace(dataclasses.replace(item, name=plan.new, create_sql=sql))
+    return Result(plan.tag, None)
+
+
+def alter_set_cluster(db, session, plan, stmt, params) -> Result:
+    """The materialized view already is in the cluster named (planning refused a move)."""
+    session.refuse_in_transaction(plan)
+    return Result(plan.tag, None)
+
+
+def alter_retain_history(db, session, plan, stmt, params) -> Result:
+    """Set or reset an item's RETAIN HISTORY: its collections compact behind that window
+    from now on (``Database.retain_history_ms``, read by the ticker's storage compaction and
+    the compute controller); history already compacted does not come back."""
+    session.refuse_in_transaction(plan)
+    if plan.id is None:
+        return Result(plan.tag, None)
+    item = db.catalog.get(plan.id)
+    db.catalog.replace(dataclasses.replace(item, retain_history=plan.retain))
+    if plan.retain is None:
+        db.retain_history_ms.pop(plan.id, None)
+    else:
+        db.retain_history_ms[plan.id] = plan.retain[1]
     return Result(plan.tag, None)
 
 

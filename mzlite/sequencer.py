@@ -115,6 +115,8 @@ HANDLERS = {
     P.ClusterReplicasPlan: namespaces.cluster_replicas,
     P.AlterClusterPlan: namespaces.alter_cluster,
     P.RenamePlan: namespaces.rename,
+    P.AlterSetClusterPlan: namespaces.alter_set_cluster,
+    P.AlterRetainHistoryPlan: namespaces.alter_retain_history,
     P.CommentPlan: namespaces.comment,
     P.CreateSourcePlan: sources.create_source,
     P.CreatePostgresSourcePlan: sources.create_postgres_source,

@@ -128,6 +128,18 @@ def _parse_float_digits(v) -> str:
     return str(n)
 
 
+def _parse_always(value: bool, why: str):
+    """A Materialize feature flag whose one value is mzlite's behaviour: setting the other
+    is refused (0A000), never accepted and ignored."""
+    def parse(v):
+        b = _parse_bool(v)
+        if b != value:
+            raise E.error_for(E.FEATURE_NOT_SUPPORTED, f"this feature flag cannot be turned {'on' if b else 'off'}: "
+                                                       f"{why}")
+        return b
+    return parse
+
+
 #: ``max_result_size``'s default: 1 GiB (no pure-Python result reaches it, so it is not counted)
 DEFAULT_MAX_RESULT_SIZE = 1 << 30
 
@@ -163,6 +175,17 @@ SYSTEM_VARS = {v.name: v for v in [
            "How much history indexes and materialized views keep readable (AS OF)."),
     VarDef("max_result_size", DEFAULT_MAX_RESULT_SIZE, int,
            "Largest result a read may return, in bytes (values counted at their text or 8-byte size)."),
+    VarDef("enable_alter_set_cluster", False, _parse_bool,
+           "Accept ALTER MATERIALIZED VIEW ... SET CLUSTER (Materialize's feature flag; off: refused)."),
+    VarDef("enable_rbac_checks", False, _parse_always(False, "mzlite has no roles or privileges to check"),
+           "Role-based access control (mzlite has none: always off)."),
+    VarDef("enable_index_options", True, _parse_always(True, "mzlite always takes WITH (RETAIN HISTORY ...) "
+                                                             "on indexes"),
+           "Accept index options (always on)."),
+    VarDef("enable_connection_validation_syntax", True,
+           _parse_always(True, "mzlite always takes CREATE CONNECTION ... WITH (VALIDATE = ...) and VALIDATE "
+                               "CONNECTION"),
+           "Accept connection validation syntax (always on)."),
 ]}
 
 

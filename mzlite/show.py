@@ -27,6 +27,19 @@ def _rows(columns, rows) -> Result:
     return Result(f"SELECT {len(rows)}", [(c, "text") for c in columns], rows, len(rows))
 
 
+def show_rows(db, plan):
+    """``(column names, rows)`` of a SHOW plan that reads only the catalog (``SHOW CREATE``,
+    the object lists), for ``(SHOW ...)`` as a table; None for the others."""
+    from planner.plans import ShowCreatePlan, ShowObjectsPlan
+    if isinstance(plan, ShowObjectsPlan):
+        r = show_objects(db, None, plan, None, ())
+    elif isinstance(plan, ShowCreatePlan):
+        r = show_create(db, None, plan, None, ())
+    else:
+        return None
+    return [c for c, _ in r.columns], r.rows
+
+
 def show_objects(db, session, plan, stmt, params) -> Result:
     cat = db.catalog
     kind = plan.kind

@@ -102,6 +102,14 @@ def _check_texts(create_sql: str) -> list:
     return out
 
 
+def _retain(item) -> str:
+    return f"RETAIN HISTORY = FOR {_literal(item.retain_history[0])}"
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 def show_create_sql(db, item) -> str:
     if item.kind == "table":
         from mzlite.introspection import column_defaults
@@ -114,19 +122,21 @@ def show_create_sql(db, item) -> str:
             if c.name in defaults:
                 s += f" DEFAULT {defaults[c.name]}"
             cols.append(s)
-        return f"CREATE TABLE {qualified(item.name)} ({', '.join(cols + _constraints(item))})"
+        return f"CREATE TABLE {qualified(item.name)} ({', '.join(cols + _constraints(item))})" + \
+            (f" WITH ({_retain(item)})" if item.retain_history else "")
     if item.kind == "view":
         return f"CREATE VIEW {qualified(item.name)}{_columns(item.create_sql)} AS {_body(item.create_sql)}"
     if item.kind == "materialized_view":
         return (f"CREATE MATERIALIZED VIEW {qualified(item.name)}{_columns(item.create_sql)} "
                 f"IN CLUSTER {quote(item.cluster or 'quickstart')} "
-                f"WITH (REFRESH = ON COMMIT) AS {_body(item.create_sql)}")
+                f"WITH (REFRESH = ON COMMIT{', ' + _retain(item) if item.retain_history else ''}) "
+                f"AS {_body(item.create_sql)}")
     if item.kind == "index":
         on = db.catalog.get(item.on_id)
         bare = item.name.rsplit(".", 1)[-1]
         keys = [quote(k) if re.fullmatch(r"[a-z_][a-z0-9_$]*", k) else k for k in item.key_sql]
         return (f"CREATE INDEX {quote(bare)} IN CLUSTER {quote(item.cluster or 'quickstart')} ON {qualified(on.name)} "
-                f"({', '.join(keys)})")
+                f"({', '.join(keys)})" + (f" WITH ({_retain(item)})" if item.retain_history else ""))
     if item.kind == "source" and item.source is not None and item.source.parent is not None:
         parent = db.catalog.get(item.source.parent)
         cols = ", ".join(f"{quote(c.name)} {type_sql(c)}" + ("" if c.nullable else " NOT NULL") for c in item.columns)

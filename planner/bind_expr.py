@@ -27,6 +27,7 @@ from expr.relation import AggregateExpr
 from expr.scalar import Call, CallMzNow, Column, If, Literal, ScalarExpr
 from repr.errors import EvalError
 from sql import errors, functions as F, types as T
+from sql.functions.aggregates import WINDOW_FUNCTIONS
 from sql.types import arrays as TD
 
 
@@ -132,6 +133,8 @@ class Grouping:
 
 
 AGGREGATES = F.aggregate_names()
+#: the window functions that are no aggregates (``row_number``, ``lag``): without OVER, 42809
+_WINDOW_ONLY = frozenset(WINDOW_FUNCTIONS) - set(AGGREGATES)
 #: the collecting aggregates (see AggregateExpr.order_by and planner.bind_document)
 _COLLECTING = ("array_agg", "jsonb_agg", "jsonb_object_agg", "list_agg")
 
@@ -597,6 +600,8 @@ class ExprContext:
         if node.agg_star or node.agg_distinct or node.agg_filter is not None:
             raise self.binder.error(errors.WRONG_OBJECT_TYPE,
                                     f"{name} is not an aggregate function", loc)
+        if name in _WINDOW_ONLY and len(node.funcname) == 1:  # PostgreSQL's words (and Materialize's)
+            raise self.binder.error(errors.WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause", loc)
         args = [self.bind(a) for a in (node.args or ())]
         if name == "mz_logical_timestamp":  # Materialize's text for the old name
             raise self.binder.error(errors.UNDEFINED_FUNCTION, "mz_logical_timestamp() has been renamed to mz_now()",

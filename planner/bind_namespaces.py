@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from planner import plans as P
 from planner.bind_expr import enum_name
+from planner.bind_alter import rename_plan, resolve_for_alter
 from planner.catalog import SYSTEM_SCHEMAS
 from sql import errors
 from sql.statement_names import alter_subcommand, statement_name
@@ -161,23 +162,8 @@ def rename(b, stmt, node):
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{statement_name(stmt.text)} ... {alter_subcommand(stmt.text)} is not supported", 0)
     rv = node.relation
     parts = tuple(x for x in (rv.catalogname, rv.schemaname, rv.relname) if x)
-    if len(parts) >= 2 and parts[-2] in SYSTEM_SCHEMAS:
-        raise b.error("42501", f"system schema '{parts[-2]}' cannot be modified", rv.location)
-    item = b.catalog.try_resolve(parts)
-    if item is None:
-        if node.missing_ok:
-            return P.RenamePlan(None, "", "")
-        b.catalog.resolve(parts, position=b.pos(rv.location))
-    if item.kind == "system":
-        raise b.error("42501", f"system item '{item.name}' cannot be modified", rv.location)
-    if item.kind != kind:
-        w = kind.replace("_", " ")
-        raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is a {item.kind_word()} not a{'n' if w[0] in 'aeiou' else ''} {w}",
-                      rv.location)
-    new = item.name.rsplit(".", 1)[0] + "." + node.newname if "." in item.name else node.newname
-    if b.catalog.try_resolve(new) is not None:
-        raise b.error(errors.DUPLICATE_TABLE, f"catalog item '{node.newname}' already exists", rv.location)
-    return P.RenamePlan(item.id, item.name, new)
+    item = resolve_for_alter(b, kind, parts, node.missing_ok, rv.location)
+    return rename_plan(b, item, node.newname, rv.location)
 
 
 _COMMENT_KINDS = {"OBJECT_TABLE": "table", "OBJECT_VIEW": "view", "OBJECT_MATVIEW": "materialized_view",

@@ -32,6 +32,7 @@ from planner.ctes import bind_cte, correlated_cte_below
 from planner.params import placeholder
 from sql import errors, types as T
 from sql.statement_names import keyword_at
+from sql.parse import SHOW_SUBQUERY
 
 UNIT = Constant((((), 1),), 0)
 
@@ -733,6 +734,8 @@ class Binder:
     def bind_relation(self, rv, outer: Outer = TOP):
         """(relation, column names, types, default table name) for a named FROM item (a
         correlated CTE's relation carries ``outer``'s prefix: ``planner.ctes``)."""
+        if rv.relname.startswith(SHOW_SUBQUERY) and not rv.schemaname:
+            return self.bind_show_subquery(rv)
         if not rv.schemaname and not rv.catalogname:
             cte = self.lookup_cte(rv.relname)
             if cte is not None:
@@ -759,6 +762,23 @@ class Binder:
         else:
             rel = Get(item.id, item.arity())
         return rel, list(item.column_names()), list(item.column_types()), item.name
+
+    def bind_show_subquery(self, rv):
+        """``(SHOW ...)`` as a table: the SHOW's rows, read off the catalog now
+        (``Catalog.show_rows``, the adapter's SHOW), as a constant relation of text columns."""
+        from planner.bind_stmt import bind_show
+        if self.stmt.kind != "select":  # a view, SUBSCRIBE or INSERT would keep a stale copy
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, "(SHOW ...) is supported in a SELECT only: its rows are "
+                             "read once from the catalog, never maintained", rv.location)
+        node = self.stmt.show_subqueries[int(rv.relname[len(SHOW_SUBQUERY):])]
+        plan = bind_show(self, self.stmt, node)
+        out = self.catalog.show_rows(plan) if self.catalog.show_rows is not None else None
+        if out is None:
+            raise self.error(errors.FEATURE_NOT_SUPPORTED, "this SHOW is not supported as a subquery (SHOW CREATE "
+                             "and the SHOW forms that list objects are)", rv.location)
+        names, rows = out
+        rel = Constant(tuple((tuple(r), 1) for r in rows), len(names))
+        return rel, list(names), ["text"] * len(names), "show"
 
     def apply_alias(self, alias, names, table, loc):
         if alias is None or not alias.colnames:

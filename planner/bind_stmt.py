@@ -28,6 +28,7 @@ from planner import bind_namespaces as N, ddl_options, plans as P
 from planner.bind_dml import assignment_cast, bind_delete, bind_insert, bind_update, table_context
 from planner.bind_copy import bind_copy, bind_create_table_as
 from planner import bind_connections as BC
+from planner import bind_alter as BA
 from planner.bind_sources import create_source, drop_source, refused, show_subsources
 from planner.bind_prepared import bind_deallocate, bind_discard, bind_execute, bind_prepare
 from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name, type_modifier
@@ -209,7 +210,8 @@ def _create_table(b: Binder, stmt, node):
     pk = {cols[i].name for u in uniques if u.primary for i in u.columns}
     if pk:
         cols = [ColumnDef(c.name, c.type, False if c.name in pk else c.nullable, c.default, c.typmod) for c in cols]
-    return P.CreateTablePlan(name, tuple(cols), bool(node.if_not_exists), stmt.text, tuple(uniques), tuple(checks))
+    return P.CreateTablePlan(name, tuple(cols), bool(node.if_not_exists), stmt.text, tuple(uniques), tuple(checks),
+                             retain_history=_retain_history(b, stmt))
 
 
 def _table_constraints(b: Binder, table: str, cols, constraints):
@@ -307,7 +309,7 @@ def _view(b: Binder, stmt, rv, loc, query, aliases, materialized, if_not_exists,
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f'cannot replace view "{name}": it depends on itself', loc)
     return P.CreateViewPlan(name, bq.finished(), tuple(zip(names, bq.types)), materialized, bool(if_not_exists),
                             bool(or_replace), frozenset(b.depends_on), stmt.text, replaces,
-                            in_cluster=_in_cluster(b, stmt))
+                            in_cluster=_in_cluster(b, stmt), retain_history=_retain_history(b, stmt))
 
 
 def _create_view(b, stmt, node):
@@ -361,7 +363,8 @@ def _create_index(b: Binder, stmt, node):
             names.append("expr")
     suggested = f"{item.name}_{'_'.join(names)}_idx"
     return P.CreateIndexPlan(idxname, item.id, tuple(keys), tuple(sqls), False, bool(node.if_not_exists),
-                             item.name, stmt.text, suggested, in_cluster=_in_cluster(b, stmt))
+                             item.name, stmt.text, suggested, in_cluster=_in_cluster(b, stmt),
+                             retain_history=_retain_history(b, stmt))
 
 
 def _create_default_index(b: Binder, stmt, node: mz.CreateDefaultIndex):
@@ -370,6 +373,12 @@ def _create_default_index(b: Binder, stmt, node: mz.CreateDefaultIndex):
     sqls = tuple(_quote(c) for c in item.column_names())
     return P.CreateIndexPlan(None, item.id, keys, sqls, True, node.if_not_exists, item.name, stmt.text,
                              f"{item.name}_primary_idx", in_cluster=_in_cluster(b, stmt, node.in_cluster))
+
+
+def _retain_history(b: Binder, stmt):
+    """``WITH (RETAIN HISTORY FOR 'd')`` of a CREATE as ``(text, ms)``, or None."""
+    text = getattr(stmt, "retain_history", None)
+    return None if text is None else BA.retain_history(b, text, 0)
 
 
 def _in_cluster(b: Binder, stmt, name: Optional[str] = None) -> Optional[str]:
@@ -515,6 +524,11 @@ def _alter_system(b, stmt, node):
 
 def _show_variable(b, stmt, node):
     return P.ShowVariablePlan(node.name.lower())
+
+
+def bind_show(b: Binder, stmt, node: mz.Show):
+    """The plan of a SHOW (also of a ``(SHOW ...)`` subquery: ``Binder.bind_show_subquery``)."""
+    return _show(b, stmt, node)
 
 
 def _show(b: Binder, stmt, node: mz.Show):
@@ -697,4 +711,5 @@ _DISPATCH = {
     "create_connection": BC.create_connection, "drop_connection": BC.drop_objects,
     "validate_connection": BC.validate_connection,
     "create_named_type": _create_named_type,
+    "alter_rename": BA.alter_rename, "alter_set_cluster": BA.alter_set_cluster, "alter_options": BA.alter_options,
 }

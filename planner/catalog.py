@@ -95,6 +95,8 @@ class CatalogItem:
     source: Optional[SourceInfo] = None        #: sources (kind ``source``): which part of one
     #: connections: ``(type, ((NAME, value), ...))``, a secret named by its ``GlobalId``
     connection: Optional[tuple] = None
+    #: tables, materialized views and indexes: ``RETAIN HISTORY FOR 'd'`` as ``(text, ms)``
+    retain_history: Optional[tuple] = None
 
     def arity(self) -> int:
         return len(self.columns)
@@ -124,6 +126,19 @@ def _parts(name: Union[str, tuple, list]) -> tuple[str, ...]:
     return tuple(name)
 
 
+def system_schema(item) -> str:
+    """The schema a system item lives in (``mz_catalog``, ``mz_internal``, ``pg_catalog``,
+    ``information_schema``); ``public`` for a user item."""
+    if item.id.is_user():
+        return "public"
+    if item.name.startswith("information_schema."):
+        return "information_schema"
+    if item.name.startswith("pg_catalog."):
+        return "pg_catalog"
+    return "mz_internal" if item.name in ("mz_dataflows", "mz_peek_counts", "mz_source_statuses",
+                                          "mz_source_statistics") else "mz_catalog"
+
+
 class Catalog:
     """Items by id and by name.  Mutated only by the coordinator (add / remove)."""
 
@@ -137,6 +152,12 @@ class Catalog:
         #: named types (CREATE TYPE ... AS LIST|MAP): catalog key (as ``key_for``) -> the
         #: structural type it names (``int4 list``, ``map[text=>int4]``)
         self.types: dict[str, str] = {}
+        #: the system parameters in force (name -> value; the adapter's ``SystemParameters``),
+        #: for the feature flags that gate a statement, as Materialize's planner reads them
+        self.system_vars: dict = {}
+        #: a SHOW plan -> ``(column names, rows)`` (the adapter's SHOW; None: no adapter), for
+        #: ``(SHOW ...)`` used as a table
+        self.show_rows = None
         for it in items:
             self.add(it)
 

@@ -69,6 +69,7 @@ class CreateTablePlan(DdlPlan):
     create_sql: str = ""
     unique_keys: tuple = ()   #: ``planner.catalog.UniqueKey``s, enforced by the adapter on every write
     checks: tuple = ()        #: ``planner.catalog.CheckConstraint``s, likewise
+    retain_history: Optional[tuple] = None  #: ``WITH (RETAIN HISTORY FOR 'd')``: ``(text, ms)``
     tag: ClassVar[str] = "CREATE TABLE"
 
 
@@ -150,6 +151,7 @@ class CreateViewPlan(DdlPlan):
     #: ids of the existing item ``or_replace`` replaces (None when nothing is replaced)
     replaces: Optional[GlobalId] = None
     in_cluster: Optional[str] = None  #: ``IN CLUSTER c`` (checked to exist); None: the session's
+    retain_history: Optional[tuple] = None  #: ``WITH (RETAIN HISTORY FOR 'd')``: ``(text, ms)``
 
     @property
     def tag(self) -> str:
@@ -169,6 +171,7 @@ class CreateIndexPlan(DdlPlan):
     #: a name derived as Materialize derives it when ``name`` is None
     suggested_name: str = ""
     in_cluster: Optional[str] = None  #: ``IN CLUSTER c`` (checked to exist); None: the session's
+    retain_history: Optional[tuple] = None  #: ``WITH (RETAIN HISTORY FOR 'd')``: ``(text, ms)``
     tag: ClassVar[str] = "CREATE INDEX"
 
 
@@ -537,6 +540,25 @@ class RenamePlan(DdlPlan):
     id: Optional[GlobalId]
     old: str
     new: str
+    tag: ClassVar[str] = "ALTER OBJECT"
+
+
+@dataclass(frozen=True)
+class AlterSetClusterPlan(DdlPlan):
+    """ALTER MATERIALIZED VIEW ... SET CLUSTER naming the cluster the view is in (moving it
+    is refused at planning): nothing changes."""
+    id: Optional[GlobalId]
+    cluster: str
+    tag: ClassVar[str] = "ALTER MATERIALIZED VIEW"
+
+
+@dataclass(frozen=True)
+class AlterRetainHistoryPlan(DdlPlan):
+    """ALTER TABLE | MATERIALIZED VIEW | INDEX ... SET (RETAIN HISTORY FOR 'd') (``retain``:
+    ``(text, milliseconds)``) or RESET (RETAIN HISTORY) (``retain`` None); ``id`` None when
+    IF EXISTS found nothing."""
+    id: Optional[GlobalId]
+    retain: Optional[tuple[str, int]]
     tag: ClassVar[str] = "ALTER OBJECT"
 
 

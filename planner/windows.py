@@ -66,7 +66,7 @@ def window_call(ctx, node):
 
 
 def bind_windows(binder, node, ctx, p: int) -> None:
-    """Bind the window calls of SELECT ``node``'s target list and ORDER BY into ``ctx``:
+    """Bind the window calls of SELECT ``node``'s target list, DISTINCT ON and ORDER BY into ``ctx``:
     ``ctx.rel`` gains one column per distinct call and ``ctx.windows`` maps
     ``id(call) -> column``."""
     calls: list = []
@@ -74,6 +74,9 @@ def bind_windows(binder, node, ctx, p: int) -> None:
         find_windows(t.val, calls)
     for s in node.sortClause or ():
         find_windows(s.node, calls)
+    for d in node.distinctClause or ():  # DISTINCT ON (row_number() OVER ())
+        if d is not None and not isinstance(d, ast.A_Const):
+            find_windows(d, calls)
     named = _named_windows(binder, node.windowClause or ())
     if not calls:
         return

@@ -223,9 +223,13 @@ class MzliteEngine(Engine):
 
     @staticmethod
     def _raise(e):
-        raise EngineError(getattr(e, "message", None) or str(e),
-                          getattr(e, "sqlstate", None) or "XX000",
-                          detail=getattr(e, "detail", None), hint=getattr(e, "hint", None)) from e
+        msg = getattr(e, "message", None) or str(e)
+        sqlstate = getattr(e, "sqlstate", None) or "XX000"
+        # mzlite's own report of a Python exception that escaped (``Database.guard``) is a bug
+        # in the engine, as one raised here would be: it never counts as an answer
+        internal = sqlstate == "XX000" and msg.startswith("internal error: ")
+        raise EngineError(msg, sqlstate, detail=getattr(e, "detail", None), hint=getattr(e, "hint", None),
+                          internal=internal) from e
 
     def close(self) -> None:
         for c in list(self._sessions.values()):

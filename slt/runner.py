@@ -47,7 +47,8 @@ _SELECT_RE = re.compile(r"^\s*\(*\s*(select|with|values)\b", re.I)
 _LIMIT_RE = re.compile(r"\b(limit|offset|fetch)\b|\bas\s+of\b", re.I)
 _BEGIN_RE = re.compile(r"^\s*(begin|start\s+transaction)\b", re.I)
 _END_RE = re.compile(r"^\s*(commit|rollback|end|abort)\b", re.I)
-_EXPLAIN_RE = re.compile(r"^\s*explain\b", re.I)
+#: EXPLAIN, after any leading comments (Materialize's tpch_select.slt heads each with ``-- Query 01``)
+_EXPLAIN_RE = re.compile(r"^(?:\s*--[^\n]*(?:\n|$)|\s*/\*.*?\*/)*\s*explain\b", re.I | re.S)
 
 
 def _is_plan(rec) -> bool:

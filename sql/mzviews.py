@@ -4,8 +4,9 @@ Owns reading the ``WITH (...)`` clause between a materialized view's name (its c
 its ``IN CLUSTER``) and ``AS``, and blanking it out of the text pglast sees.  ``REFRESH ON
 COMMIT`` is the only refresh mzlite has (every write is reflected at its commit), so it is
 accepted and changes nothing; this is the clause ``SHOW CREATE MATERIALIZED VIEW`` prints,
-so that text replays.  Invariant: an option mzlite cannot honour (``REFRESH EVERY``,
-``REFRESH AT``, ``ASSERT NOT NULL``, ``RETAIN HISTORY``) is refused with 0A000 naming it in
+so that text replays; ``RETAIN HISTORY [=] FOR 'd'`` is kept on the statement
+(``Statement.retain_history``).  Invariant: an option mzlite cannot honour (``REFRESH EVERY``,
+``REFRESH AT``, ``ASSERT NOT NULL``) is refused with 0A000 naming it in
 the user's words, never dropped silently; an option Materialize does not know either is a
 syntax error.  Deliberately not here: the rest of the statement (pglast's, via
 ``sql.parse``), any meaning.
@@ -15,7 +16,7 @@ from __future__ import annotations
 from sql import errors
 
 #: options Materialize's grammar takes on CREATE MATERIALIZED VIEW that mzlite refuses
-_REFUSED = (("REFRESH",), ("ASSERT", "NOT", "NULL"), ("RETAIN", "HISTORY"))
+_REFUSED = (("REFRESH",), ("ASSERT", "NOT", "NULL"))
 
 
 def _with_at(ctx) -> int | None:
@@ -48,6 +49,10 @@ def blank_materialized_view_options(ctx) -> None:
         words = [ctx.word(k) for k in range(lo, hi)]
         said = " ".join(ctx.ptext[ctx.toks[lo].start:ctx.toks[hi - 1].end].split()) if hi > lo else ""
         if words in (["REFRESH", "ON", "COMMIT"], ["REFRESH", "=", "ON", "COMMIT"]):
+            continue
+        if words[:2] == ["RETAIN", "HISTORY"]:  # kept for the planner (``sql.mzalter.retain_history_at``)
+            from sql.mzalter import retain_history_at
+            ctx.retain_history = retain_history_at(ctx, lo, hi)
             continue
         refused = next((r for r in _REFUSED if tuple(words[:len(r)]) == r), None)
         if refused is not None:  # named by its keywords as typed (REFRESH: and the kind of refresh)

@@ -60,6 +60,11 @@ class Statement:
     in_cluster: Optional[str] = None
     #: ``CREATE OR REPLACE MATERIALIZED VIEW`` (Materialize syntax pglast lacks)
     or_replace: bool = False
+    #: ``(SHOW ...)`` used as a table (Materialize's grammar): the ``Show`` nodes, in order; the
+    #: text pglast sees names the k-th as the relation ``SHOW_SUBQUERY + str(k)`` (quoted)
+    show_subqueries: tuple = ()
+    #: ``WITH (RETAIN HISTORY [=] FOR 'd')`` of CREATE TABLE | INDEX | MATERIALIZED VIEW (blanked out)
+    retain_history: Optional[str] = None
 
     def position(self, location: Optional[int]) -> Optional[int]:
         """1-based character position in the parsed string of a node ``location`` (or None)."""
@@ -171,6 +176,10 @@ def jsonb_question_mark(rel, i: int) -> bool:
 # ---- end
 
 
+#: the relation name a ``(SHOW ...)`` subquery stands as in the text pglast parses
+SHOW_SUBQUERY = "\x01show"
+
+
 @dataclass(frozen=True)
 class _Tok:
     start: int
@@ -190,6 +199,8 @@ class _Ctx:
         self.toks, self.inserts = toks, inserts
         self.i = 0
         self.wmr: dict = {}  #: WITH MUTUALLY RECURSIVE clauses found (rewrite_mutually_recursive)
+        self.shows: list = []  #: ``(SHOW ...)`` subqueries found (``_show_subqueries``)
+        self.retain_history: Optional[str] = None  #: CREATE's RETAIN HISTORY (``sql.mzalter``)
 
     # ---- token helpers
     def word(self, i: int) -> str:
@@ -333,7 +344,7 @@ class _Ctx:
 
     def stmt(self, kind: str, node, **kw) -> Statement:
         return Statement(kind, self.text, self.origin, node, origin=self.origin, inserts=self.inserts,
-                         mutually_recursive=self.wmr, **kw)
+                         mutually_recursive=self.wmr, show_subqueries=tuple(self.shows), **kw)
 
     # ---- sub-parses, padded so locations stay relative to this statement
     def parse_pg(self, lo: int, hi: int):
@@ -396,6 +407,13 @@ class _Ctx:
             from sql.mzrewrites import rewrite  # Materialize's wider expression grammar
             rewrite(self)
         w0, w1 = self.peek(0), self.peek(1)
+        if w0 != "SHOW" and any(a.name == "ASCII_40" and b.name == "SHOW" for a, b in zip(self.toks, self.toks[1:])):
+            from sql.mzshow import replace_show_subqueries
+            replace_show_subqueries(self)
+        if w0 == "ALTER":  # Materialize's RENAME of its own objects, SET CLUSTER, SET/RESET (...)
+            from sql.mzalter import is_materialize_alter, parse_alter
+            if is_materialize_alter(self):
+                return parse_alter(self)
         if (w1 == "SOURCE" and w0 in ("CREATE", "DROP", "ALTER")) or (w0, w1) in (("SHOW", "SUBSOURCES"),
                                                                               ("CREATE", "SUBSOURCE")) \
                 or (w0, w1, self.peek(2)) == ("COMMENT", "ON", "SOURCE") or self._create_table_from_source():
@@ -433,10 +451,12 @@ class _Ctx:
             if [self.peek(k) for k in (1, 2, 3)] == ["OR", "REPLACE", "MATERIALIZED"]:
                 self._blank_tokens(1, 2)
                 or_replace = True
+            from sql.mzalter import blank_retain_history
             from sql.mzviews import blank_materialized_view_options
             blank_materialized_view_options(self)
+            blank_retain_history(self)
             stmt = self._create()
-            stmt.in_cluster, stmt.or_replace = cluster, or_replace
+            stmt.in_cluster, stmt.or_replace, stmt.retain_history = cluster, or_replace, self.retain_history
             return stmt
         return self.pglast_statement()
 
@@ -462,6 +482,9 @@ class _Ctx:
             return stmt
         if (w1 == "INDEX" or (w1 == "UNIQUE" and self.peek(2) == "INDEX")) and not self.inserts:
             self._parenthesize_index_exprs()
+        if w1 == "INDEX":  # CREATE INDEX fk ON order (...): Materialize's keyword rules (sql.mzrewrites)
+            from sql.mzrewrites import quote_reserved_index_relation
+            quote_reserved_index_relation(self)
         return self.pglast_statement()
 
     def _parenthesize_index_exprs(self) -> None:
@@ -799,7 +822,7 @@ class _Ctx:
         lo = self.loc()
         sub = _Ctx(self.source, self.origin, self.text, " " * lo + self.ptext[lo:],
                    self.toks[self.i:], self.inserts)
-        sub.wmr = self.wmr
+        sub.wmr, sub.shows = self.wmr, self.shows
         inner = sub.parse()
         inner.text = self.text[lo:] if not self.inserts else self.ptext[lo:]
         inner.offset = self.origin + lo

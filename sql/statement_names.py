@@ -90,14 +90,13 @@ def alter_subcommand(text: str) -> str:
 #: Materialize's objects mzlite does not have (PostgreSQL's grammar has no such statements)
 _MATERIALIZE_OBJECTS = frozenset("SOURCE SINK SECRET CONNECTION".split())
 #: the forms of those that mzlite parses (a syntax error in one is the user's, not a refusal)
-_PARSED_HERE = frozenset({("CREATE", "SOURCE"), ("DROP", "SOURCE"), ("CREATE", "SECRET"), ("ALTER", "SECRET"),
+_PARSED_HERE = frozenset({("CREATE", "SOURCE"), ("DROP", "SOURCE"), ("ALTER", "SOURCE"), ("CREATE", "SECRET"), ("ALTER", "SECRET"),
                           ("DROP", "SECRET"), ("CREATE", "CONNECTION"), ("DROP", "CONNECTION")})
 
 
 def materialize_only_form(text: str) -> str:
     """The name of a Materialize form mzlite lacks and PostgreSQL's grammar cannot parse
-    (``CREATE SINK``, ``ALTER SOURCE``, ``ALTER MATERIALIZED VIEW ... SET CLUSTER``, ``...
-    RETAIN HISTORY``), or empty: such a statement is refused (0A000), not
+    (``CREATE SINK``, ``ALTER SOURCE``, ``ALTER INDEX ... SET CLUSTER``), or empty: such a statement is refused (0A000), not
     reported as a syntax error at a word the user spelled right."""
     upper = [w.upper() for w, _ in _words(text)]
     name = statement_name(text, "")
@@ -111,8 +110,6 @@ def materialize_only_form(text: str) -> str:
         return f"{upper[0]} {upper[j]}"
     if words[0] == "ALTER" and alter_subcommand(text).startswith("SET CLUSTER"):
         return f"{name} ... SET CLUSTER"
-    if "RETAIN" in upper and "HISTORY" in upper:
-        return f"{name} ... RETAIN HISTORY"
     return ""
 
 

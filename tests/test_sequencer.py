@@ -39,7 +39,8 @@ def test_every_plan_class_has_exactly_one_handler():
 def test_ddl_is_a_property_of_the_plan_type():
     ddl = {c for c in _concrete_plan_classes() if c.changes_catalog}
     namespaces = {P.CreateSchemaPlan, P.DropSchemaPlan, P.CreateClusterPlan, P.DropClusterPlan,
-                  P.ClusterReplicasPlan, P.AlterClusterPlan, P.RenamePlan, P.CommentPlan}
+                  P.ClusterReplicasPlan, P.AlterClusterPlan, P.RenamePlan, P.CommentPlan,
+                  P.AlterSetClusterPlan, P.AlterRetainHistoryPlan}
     created = {P.CreateTablePlan, P.CreateTableAsPlan, P.CreateViewPlan, P.CreateIndexPlan, P.CreateSourcePlan,
                P.CreatePostgresSourcePlan, P.CreateWebhookSourcePlan, P.CreateSecretPlan, P.AlterSecretPlan, P.CreateConnectionPlan,
                P.CreateNamedTypePlan, P.DropNamedTypePlan, P.DropPlan}

@@ -82,6 +82,37 @@ def test_explain_plan_records_are_counted_apart(tmp_path):
     assert (res.passed, res.failed, res.plans) == (2, 1, 0)
 
 
+def test_an_explain_after_comments_is_a_plan_record(tmp_path):
+    """Materialize's tpch_select.slt heads each EXPLAIN with a comment line (``-- Query 01``);
+    the record is still a plan record.  Sabotage: ``_EXPLAIN_RE`` back to ``^\\s*explain\\b``
+    and both records failed."""
+    p = tmp_path / "t.slt"
+    p.write_text("query T multiline\n-- Query 01\nEXPLAIN SELECT 1\n----\nExplained Query:\n  Constant\n\nEOF\n\n"
+                 "query T multiline\n/* q2 */ -- and a line\n\nEXPLAIN SELECT 2\n----\nanything\nEOF\n")
+    res = run_file(str(p), Config())
+    assert (res.passed, res.failed, res.plans) == (0, 0, 2), [(f.line, f.message) for f in res.failures]
+
+
+def test_an_internal_error_mzlite_reports_fails_an_explain_record(tmp_path):
+    """mzlite reports a Python exception that escaped as XX000 ``internal error: ...``; the
+    runner takes it for the engine bug it is, so an EXPLAIN record that hits one fails instead
+    of counting as a plan.  Sabotage: ``MzliteEngine._raise`` without ``internal=`` and the
+    record counted as a plan."""
+    import mzlite
+    from slt import engines
+
+    class Reporting(engines.MzliteEngine):
+        def execute(self, sql, conn=None):
+            if sql.lstrip().upper().startswith("EXPLAIN"):
+                self._raise(mzlite.InternalError("internal error: IndexError: tuple index out of range"))
+            return super().execute(sql, conn)
+    p = tmp_path / "t.slt"
+    p.write_text("query T multiline\nEXPLAIN SELECT 1\n----\nanything\nEOF\n\n"
+                 "statement error division by zero\nSELECT 1/0\n")
+    res = run_file(str(p), Config(engine_factory=Reporting))
+    assert (res.passed, res.failed, res.plans) == (1, 1, 0)
+
+
 def test_explain_internal_error_still_fails(tmp_path):
     from slt import engines
 

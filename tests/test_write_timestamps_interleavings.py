@@ -68,7 +68,7 @@ def _scenario(names):
         holds = StorageHolds()
         holds._lock = SchedLock(sched, "holds")
         db = types.SimpleNamespace(oracle=oracle, storage=storage, storage_holds=holds, controller=_NoCompute(),
-                                   catalog=Catalog(), system={"compaction_window_ms": 0},
+                                   catalog=Catalog(), system={"compaction_window_ms": 0}, retain_history_ms={},
                                    replica=types.SimpleNamespace(busy=False))
         db.reader = Reader(db)
         coll = storage.create_table(T, 1)
