@@ -8,8 +8,10 @@ the durable database (its tables, the join view and its index) until a read is a
 against its first load plus hydration; (3) loading the rows from a CSV file: mzlite's COPY
 (in memory and durable), DuckDB's COPY, sqlite3's executemany of ``csv.reader`` rows and
 the plain-Python floor (``csv.reader`` into a list); (4) the executemany shapes that used to
-fall off a cliff, each against plain ``VALUES (?, ?)``; (5) the data directory's size after
-the load and after rounds of 10,000-row updates, against the live rows' encoded size.
+fall off a cliff, each against plain ``VALUES (?, ?)`` in interleaved rounds, with the floor of
+fresh numerics (``Decimal`` and its hash); (5) the data directory's size after the load and
+after rounds of 10,000-row updates, against the live rows' encoded size; (6) k=1 in memory,
+durable full and durable normal interleaved change by change, beside one fsync's cost.
 Every figure is a median of its repetitions; ratios are against peers measured in this run.
 Deliberately not here: the freshness and isolation workloads (``bench.freshness``,
 ``bench.isolation``), asserting anything (tests never assert wall-clock limits).
@@ -163,7 +165,45 @@ def _copy_figures(tmp: str, rows, reps: int) -> dict:
     return out
 
 
+def _k1_interleaved(tmp: str, reps: int) -> dict:
+    """k=1 (INSERT one row, then read the materialized view that reflects it) in memory, in a
+    data directory with ``durability="full"`` and with ``"normal"``, one change of each in
+    turn, so the load of the machine moves all three alike; plus the cost of one fsync of a
+    small file in the same directory (the floor a ``full`` commit cannot go under)."""
+    import mzlite
+    rows = _rows(10_000)
+    cons = {"memory": mzlite.connect(), "full": mzlite.connect(os.path.join(tmp, "k1-full")),
+            "normal": mzlite.connect(os.path.join(tmp, "k1-normal"), durability="normal")}
+    samples: dict = {k: [] for k in cons}
+    samples["fsync"] = []
+    fd = os.open(os.path.join(tmp, "k1-fsync-probe"), os.O_RDWR | os.O_CREAT)
+    try:
+        for con in cons.values():
+            _mz_load(con, rows)
+        next_id = len(rows) + 10
+        for _ in range(reps):
+            next_id += 1
+            for name, con in cons.items():
+                t = now()
+                con.execute("INSERT INTO orders VALUES (?, 1, 5, 'k1')", (next_id,))
+                con.execute("SELECT n FROM sales WHERE region = 'r1'").fetchall()
+                samples[name].append(now() - t)
+            os.write(fd, b"x" * 512)
+            t = now()
+            os.fdatasync(fd)
+            samples["fsync"].append(now() - t)
+    finally:
+        os.close(fd)
+        for con in cons.values():
+            con.close()
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
 def _executemany_figures(n: int, reps: int) -> dict:
+    """Each case once per round, the rounds repeated (interleaved, so they share the load), and
+    the numeric floor: ``Decimal`` of each text and its hash (what a write of fresh numerics
+    does at least: the rows' consolidation hashes them)."""
+    import decimal
     import mzlite
     con = mzlite.connect()
     con.execute("CREATE TABLE t (a int, b int)")
@@ -180,8 +220,18 @@ def _executemany_figures(n: int, reps: int) -> dict:
                               [(i, str(base + datetime.timedelta(seconds=i))) for i in range(n)]),
         "numeric as text": ("INSERT INTO nu VALUES (?, ?)", [(i, f"{i}.25") for i in range(n)]),
     }
-    out = {name: _median(lambda sql=sql, rows=rows: con.executemany(sql, rows), reps)
-           for name, (sql, rows) in cases.items()}
+    samples: dict = {name: [] for name in cases}
+    texts = [r[1] for r in cases["numeric as text"][1]]
+    samples["floor: Decimal(text) + hash"] = []
+    for _ in range(reps):
+        for name, (sql, rows) in cases.items():
+            t = now()
+            con.executemany(sql, rows)
+            samples[name].append(now() - t)
+        t = now()
+        list(map(hash, map(decimal.Decimal, texts)))
+        samples["floor: Decimal(text) + hash"].append(now() - t)
+    out = {name: statistics.median(v) for name, v in samples.items()}
     out[f"INSERT ... SELECT generate_series(1, {n * 10})"] = _median(
         lambda: con.execute(f"INSERT INTO t SELECT g, g FROM generate_series(1, {n * 10}) AS g"), max(1, reps // 2))
     con.close()
@@ -238,7 +288,8 @@ def run(args) -> dict:
         fig["sqlite3 (WAL, synchronous=FULL)"] = _sqlite(os.path.join(tmp, "peer.sqlite"), rows, reps)
         fig["copy"] = _copy_figures(tmp, rows, max(1, reps // 10))
         result["executemany rows"] = 100_000 if not args.quick else 20_000
-        fig["executemany"] = _executemany_figures(result["executemany rows"], max(1, reps // 10))
+        fig["executemany"] = _executemany_figures(result["executemany rows"], max(5, reps // 3))
+        fig["k=1 interleaved"] = _k1_interleaved(tmp, max(50, reps * 10))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     _print(result)
@@ -272,3 +323,8 @@ def _print(result: dict) -> None:
     print(f"executemany, {result['executemany rows']:,} rows (generate_series: its count):")
     for k, v in e.items():
         print(f"  {k:44s}{v:9.3f} s   {v / plain:6.2f}x VALUES (?, ?)")
+    k1 = f["k=1 interleaved"]
+    print(f"k=1 interleaved (10,000 orders, medians): memory {k1['memory'] * 1e3:.3f} ms, durable full "
+          f"{k1['full'] * 1e3:.3f} ms ({k1['full'] / k1['memory']:.2f}x), durable normal {k1['normal'] * 1e3:.3f} ms "
+          f"({k1['normal'] / k1['memory']:.2f}x); one fdatasync here {k1['fsync'] * 1e3:.3f} ms "
+          f"(full - memory: {(k1['full'] - k1['memory']) * 1e3:.3f} ms)")

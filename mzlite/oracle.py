@@ -21,7 +21,10 @@ In a data directory the oracle is durable, as Materialize's is: it never hands o
 timestamp above its persisted high-water mark (``reserve``, called under its lock, persists
 a new mark ``RESERVE_MS`` ahead before the first timestamp past the old one goes out), and a
 reopened oracle starts above the persisted mark (``floor``), so time continues strictly
-after every timestamp ever handed out even when the wall clock went backwards.
+after every timestamp ever handed out even when the wall clock went backwards.  The ticker
+renews the mark ahead of need (``tick``: once less than ``RESERVE_AHEAD_MS`` of it is left,
+persisted outside the lock), so a write or read normally finds its timestamp already covered
+and pays no store write of its own; the foreground claim remains for a late ticker.
 Deliberately not here: advancing storage uppers (``storage.tables``) or running the
 ticker (``mzlite.coordinator``).
 """
@@ -55,6 +58,9 @@ TICK_MS = 1000
 #: how far (ms) past the timestamp that needs it a durable oracle reserves its high-water
 #: mark: one durable write per this much time, not one per timestamp
 RESERVE_MS = 1000
+#: a tick renews the high-water mark once less than this much (ms) of it is left: well over a
+#: tick interval (``TICK_MS / 4``), so the foreground rarely finds its timestamp uncovered
+RESERVE_AHEAD_MS = RESERVE_MS // 2
 
 
 class TimestampOracle:
@@ -126,7 +132,23 @@ class TimestampOracle:
             if self._reserve is not None and t > self._reserved:
                 self._claim(t)
             self._ticks.append(t)
-            return t
+            ahead = self._reserve is not None and t + RESERVE_AHEAD_MS > self._reserved
+        if ahead:
+            self._reserve_ahead(t + RESERVE_MS)
+        return t
+
+    def _reserve_ahead(self, mark: int) -> None:
+        """Persist ``mark`` without holding the lock (writers and readers go on meanwhile, under
+        the old mark), then let timestamps up to it go out.  The store keeps the largest mark
+        it was given, so a concurrent foreground ``_claim`` cannot be overwritten by a smaller
+        one.  Best effort: on failure (disk full) the foreground claim persists it, or raises."""
+        try:
+            self._reserve(mark)
+        except Exception:
+            return
+        with self._lock:
+            if mark > self._reserved:
+                self._reserved = mark
 
     def peek_read_ts(self) -> int:
         """The current read timestamp, without handing it out."""

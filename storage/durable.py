@@ -225,18 +225,22 @@ class DurableStore:
         """``fn()`` inside one committed transaction, under the store lock.  ``sync=False``:
         the commit is not synced itself (a materialized view's output, which can be
         recomputed): it is in the WAL ahead of every later commit, so the next synced commit
-        makes it durable too, and a power loss can only lose a suffix of such writes."""
+        makes it durable too, and a power loss can only lose a suffix of such writes.  Under
+        ``durability="normal"`` no commit syncs (WAL with ``synchronous=NORMAL`` syncs only at
+        checkpoints), so there is no sync to skip and the setting is left as it is: two
+        statements fewer on a materialized view's write."""
         with self._lock:
             if self.db is None:
                 raise DurableError("58030", "the data directory is closed")
-            if not sync:
+            toggle = not sync and self.durability == "full"
+            if toggle:
                 self.db.execute("PRAGMA synchronous=OFF")
             try:
                 with self._txn():
                     fn()
             finally:
-                if not sync:
-                    self.db.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
+                if toggle:
+                    self.db.execute("PRAGMA synchronous=FULL")
 
     # ------------------------------------------------------------------ writes
     def append_tables(self, time: int, writes: dict, arities: dict, meta: Optional[dict] = None) -> None:
@@ -298,8 +302,13 @@ class DurableStore:
 
     def reserve_timestamps(self, hwm: int) -> None:
         """Persist the oracle's high-water mark: no timestamp above it is handed out before
-        a larger one is persisted."""
-        self._write(lambda: self._put_meta("oracle_hwm", hwm))
+        a larger one is persisted.  The stored mark never decreases (the oracle's ticker
+        reserves ahead concurrently with a foreground claim: the larger one stays)."""
+        def fn():
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'oracle_hwm'").fetchone()
+            if row is None or decode_value(row[0]) < hwm:
+                self._put_meta("oracle_hwm", hwm)
+        self._write(fn)
 
     def sync_catalog(self, items: list, shards: list, meta: dict, owned_prefix: Optional[str] = None) -> None:
         """The catalog as it is now, in one transaction: ``items`` ``(id number, kind, name,

@@ -198,6 +198,57 @@ def test_a_write_is_acknowledged_only_once_it_is_in_the_store(tmp_path):
         con.close()
 
 
+def test_the_persisted_high_water_mark_never_decreases(tmp_path):
+    """The ticker's ahead reservation and a foreground claim may commit in either order: the
+    store keeps the larger mark.  Sabotage: ``reserve_timestamps`` writing whatever it is
+    given failed this (the smaller, later write won)."""
+    from storage.durable import DurableStore
+    store = DurableStore(str(tmp_path / "d"))
+    try:
+        store.reserve_timestamps(5_000)
+        store.reserve_timestamps(3_000)
+        assert store.load().meta["oracle_hwm"] == 5_000
+        store.reserve_timestamps(7_000)
+        assert store.load().meta["oracle_hwm"] == 7_000
+    finally:
+        store.close()
+
+
+def _statements(store):
+    """The SQL statements ``store`` runs, as they run (SQLite's trace callback)."""
+    seen = []
+    store.db.set_trace_callback(seen.append)
+    return seen
+
+
+@pytest.mark.parametrize("durability", ["full", "normal"])
+def test_a_materialized_views_write_skips_the_sync_only_where_there_is_one(tmp_path, durability):
+    """A materialized view's output commit is not synced itself: under ``full`` it turns
+    ``synchronous`` off around its transaction; under ``normal`` no commit syncs, so it runs
+    just its transaction (two statements fewer on every visible change).  Sabotage: the
+    toggle kept under ``normal`` failed this; the toggle dropped under ``full`` failed it too
+    (and would fsync every output write)."""
+    con = _open(tmp_path, durability=durability)
+    try:
+        con.execute("CREATE TABLE t (a int)")
+        con.execute("CREATE MATERIALIZED VIEW mv AS SELECT count(*) AS n FROM t")
+        con.execute("SELECT n FROM mv").fetchall()
+        store = con.database.storage.store
+        seen = _statements(store)
+        con.execute("INSERT INTO t VALUES (1)")
+        assert con.execute("SELECT n FROM mv").fetchall() == [(1,)]
+        store.db.set_trace_callback(None)
+        toggles = [s for s in seen if s.upper().startswith("PRAGMA SYNCHRONOUS")]
+        assert any("INSERT INTO batches" in s for s in seen)
+        if durability == "full":  # (the ticker may write an output's upper meanwhile: one more pair)
+            assert toggles and toggles == ["PRAGMA synchronous=OFF", "PRAGMA synchronous=FULL"] * (len(toggles) // 2)
+        else:
+            assert toggles == []
+        assert store.pragma("synchronous") == (2 if durability == "full" else 1)
+    finally:
+        con.close()
+
+
 @pytest.mark.parametrize("durability, level", [("full", 2), ("normal", 1)])
 def test_durability_sets_the_sync_level(tmp_path, durability, level):
     """``full`` syncs the WAL at every commit (survives power loss), ``normal`` does not

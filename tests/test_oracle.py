@@ -77,3 +77,50 @@ def test_oracle_invariants(ops, tick_ms):
             last_read = t
         else:
             assert o.peek_read_ts() >= max(last_read, last_write)
+
+
+def test_the_ticker_reserves_the_high_water_mark_ahead_of_writes_and_reads():
+    """A durable oracle's tick renews the persisted mark once less than ``RESERVE_AHEAD_MS``
+    is left, so the writes and reads after it find their timestamps covered and persist
+    nothing themselves (no store transaction, no fsync, on their path).  Sabotage: the
+    tick's ahead reservation removed (``ahead`` always false) failed this: the write at
+    ``mark + 100`` reserved on its own path."""
+    from mzlite.oracle import RESERVE_AHEAD_MS, RESERVE_MS
+    clock = ManualClock(100_000)
+    persisted = []
+    o = TimestampOracle(clock, tick_ms=1000, reserve=persisted.append)
+    o.tick()
+    mark = persisted[-1]
+    assert mark >= 100_000
+    clock.value = mark - RESERVE_AHEAD_MS + 1   # less than RESERVE_AHEAD_MS of the mark left
+    o.tick()
+    assert persisted[-1] == clock.value + RESERVE_MS
+    before = list(persisted)
+    clock.value = mark + 100                    # past the old mark: the foreground would claim
+    w = o.write_ts()
+    r = o.read_ts(at_clock=True)
+    assert w == mark + 100 and r >= w
+    assert persisted == before                  # neither persisted anything itself
+    assert max(w, r) <= persisted[-1]           # and both are covered by the persisted mark
+
+
+def test_a_failed_ahead_reservation_leaves_the_claim_to_the_foreground():
+    """When the tick's reservation fails (disk full) the oracle keeps the old mark, and the
+    first timestamp past it is claimed (and would raise) on its own path."""
+    clock = ManualClock(100_000)
+    persisted, fail = [], [False]
+
+    def reserve(mark):
+        if fail[0]:
+            raise OSError("disk full")
+        persisted.append(mark)
+    o = TimestampOracle(clock, tick_ms=1000, reserve=reserve)
+    o.tick()
+    mark = persisted[-1]
+    fail[0] = True
+    clock.value = mark - 1
+    o.tick()                                    # the ahead reservation failed quietly
+    fail[0] = False
+    clock.value = mark + 5
+    assert o.write_ts() == mark + 5
+    assert persisted[-1] >= mark + 5            # claimed by the write itself
