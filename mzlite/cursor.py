@@ -38,7 +38,7 @@ class Column(tuple):
 
 class Result:
     """What one statement produced."""
-    __slots__ = ("columns", "rows", "rowcount", "status", "stream", "typmods", "copy")
+    __slots__ = ("columns", "rows", "rowcount", "status", "stream", "typmods", "copy", "owned")
 
     def __init__(self, status: str, columns=None, rows=None, rowcount: int = -1):
         self.status = status
@@ -53,6 +53,9 @@ class Result:
         self.typmods = None
         #: COPY FROM STDIN / TO STDOUT: the ``mzlite.copy.CopyIn`` / ``CopyOut`` to drive
         self.copy = None
+        #: ``rows`` is a list built for this result alone (a SELECT's): ``fetchall`` may hand
+        #: it over instead of copying it
+        self.owned = False
 
 
 class Cursor:
@@ -239,6 +242,10 @@ class Cursor:
             rows = self._rows()
             if self._result.stream is not None:
                 return self._stream_all(self._result.stream)
+            if self._pos == 0 and self._result.owned and rows.__class__ is list:
+                # the whole result: handed over, not copied (the cursor keeps nothing to fetch)
+                self._result.rows = []
+                return rows
             out = rows[self._pos:]
             self._pos = len(rows)
             return out

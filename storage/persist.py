@@ -291,6 +291,22 @@ class StorageCollection(UpperListeners):
         """``row -> count`` consolidated at ``as_of`` (requires ``since <= as_of``)."""
         return self._consolidated(self._state, as_of)
 
+    def snapshot_view(self, as_of: int) -> dict:
+        """Like ``snapshot``, but without a copy of the collection where the stored state
+        already is the answer: the base itself when no log entry is at or below ``as_of``
+        (a table whose writes compaction folded), or the one entry at or below it when the
+        base is empty and that entry is a bulk insert's dict (consolidated, no zero count: a
+        table loaded once).  The caller must not mutate the result (nothing here mutates a
+        base or a log entry either: compaction replaces them)."""
+        base, log = self._state
+        if self.since is None or as_of < self.since:
+            raise SinceError(f"{self.id}: as_of {as_of} is below since {self.since}")
+        if not log or log[0][0] > as_of:
+            return base
+        if not base and log[0][1].__class__ is dict and (len(log) == 1 or log[1][0] > as_of):
+            return log[0][1]
+        return self._consolidated((base, log), as_of)
+
     def _consolidated(self, state: tuple[dict, list], as_of: int) -> dict:
         base, log = state
         if self.since is None or as_of < self.since:
