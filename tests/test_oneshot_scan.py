@@ -54,10 +54,13 @@ def _loaded(n=5000):
 # ------------------------------------------------------------------ snapshot_view
 
 
-def test_snapshot_view_is_the_stored_dict_when_nothing_above_it_is_due():
+def test_snapshot_view_is_the_stored_dict_when_nothing_above_it_is_due(monkeypatch):
     """The stored base, or a table's one bulk-insert dict, is returned as it is; anything
-    else is consolidated as ``snapshot`` does.  Sabotage: ``snapshot_view`` returning
-    ``_consolidated(...)`` always (a copy) failed the ``is`` checks."""
+    else is consolidated as ``snapshot`` does.  Sabotage: ``snapshot_view`` consolidating
+    (a copy) instead of returning the entry, or instead of returning the base, failed the
+    ``is`` checks."""
+    from storage import persist
+    monkeypatch.setattr(persist, "FOLD_MIN_UPDATES", 1)
     coll = _loaded(100)
     entry = coll._state[1][0][1]
     assert coll.snapshot_view(0) is entry
@@ -70,9 +73,9 @@ def test_snapshot_view_is_the_stored_dict_when_nothing_above_it_is_due():
     for _ in range(100):
         if not coll.fold_step():
             break
-    base = coll._state[0]
-    if not coll._state[1]:
-        assert coll.snapshot_view(1) is base
+    base, log = coll._state
+    assert not log and base  # folded
+    assert coll.snapshot_view(1) is base
     assert coll.snapshot_view(1) == coll.snapshot(1)
 
 
