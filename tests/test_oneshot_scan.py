@@ -107,8 +107,12 @@ def test_one_shot_scan_pushes_units_straight_through_the_mfp(monkeypatch):
     monkeypatch.setattr(render, "SCAN_UNIT", 1024)
     pushes = []
     real = MfpOp.push
-    monkeypatch.setattr(MfpOp, "push", lambda self, port, chunk, t: pushes.append(len(chunk)) or
-                        real(self, port, chunk, t))
+
+    def push(self, port, chunk, t):
+        chunk = list(chunk)  # (a scan unit is an iterator read once)
+        pushes.append(len(chunk))
+        return real(self, port, chunk, t)
+    monkeypatch.setattr(MfpOp, "push", push)
     results = {}
     for single in (True, False):
         pushes.clear()

@@ -209,6 +209,14 @@ class _Chunks:
         self.left = self.left - len(chunk) if chunk else 0
         return chunk
 
+    def next_slice(self) -> tuple:
+        """``(iterator over the next up to size pairs, how many)``: a unit read once, with no
+        list of its pairs built (a dict's items then pass through one pair tuple at a time,
+        none kept alive for the collector to walk)."""
+        n = min(self.size, self.left)
+        self.left -= n
+        return islice(self._it, n), n
+
 
 class _SourceInput:
     """A storage collection (table or materialized view output)."""
@@ -662,21 +670,23 @@ class Dataflow:
                 fuel -= len(chunk) + 1
             elif self._cur_inputs:
                 node, oks, errs = self._cur_inputs[0]
+                scan = node.scan
+                if scan is not None and oks.__class__ is _Chunks:  # a one-shot scan unit
+                    if oks.left <= scan[1]:
+                        self._cur_inputs.popleft()
+                    unit, n = oks.next_slice() if len(scan[0]) == 1 else (oks.next_chunk(), None)
+                    for c in scan[0]:  # straight through its MFPs
+                        o, e = c.op.push(0, unit, t)
+                        self._emit(c, o, e, t)
+                    fuel -= (len(unit) if n is None else n) + 1
+                    continue
                 if oks.__class__ is _Chunks:
                     oks = oks.next_chunk()
                     if self._cur_inputs[0][1].left <= 0:
                         self._cur_inputs.popleft()
                 else:
                     self._cur_inputs.popleft()
-                if node.scan is not None:  # a one-shot scan unit, straight through its MFPs
-                    if errs:
-                        self._forward_errs(node, errs)
-                    if oks:
-                        for c in node.scan[0]:
-                            o, e = c.op.push(0, oks, t)
-                            self._emit(c, o, e, t)
-                else:
-                    self._emit(node, oks, errs, t)
+                self._emit(node, oks, errs, t)
                 fuel -= len(oks) + len(errs) + 1
             elif self._dirty:
                 idx = heapq.heappop(self._dirty)
