@@ -2,7 +2,8 @@
 
 Owns a cursor's result state: ``description``, the rows not yet fetched, ``rowcount``
 and ``statusmessage`` (psql's command tag), and checking parameters before they reach
-the engine (``mzlite.types.check_parameters``).  Invariants: a cursor holds the complete
+the engine (``mzlite.types.check_parameters``).  Fetching slices the result's one list;
+``fetchall`` of a whole SELECT result hands that list over (``Result.owned``), no copy.  Invariants: a cursor holds the complete
 result of its last statement (results are computed eagerly by the coordinator), so
 fetching never touches the engine, except a SUBSCRIBE's, which streams; every call on a cursor is atomic with respect to the
 others (``self._lock``), so a cursor shared between threads hands each row out exactly

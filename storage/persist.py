@@ -7,6 +7,8 @@ Invariants: appended times are ``>= upper`` at the time of the append and ``< ``
 new upper; ``since <= upper``; readers read ``upper`` *before* the log, and writers
 extend the log *before* advancing ``upper``, so a reader never sees a time below
 ``upper`` change (no locks on the read path; the GIL makes list appends atomic).
+A base or a log entry is never mutated once stored, so a reader may be handed one as it is
+(``snapshot_view``: a loaded table's snapshot without a copy).
 Compaction replaces ``(base, log)`` as one tuple, so a concurrent reader keeps a
 consistent view; folding the log into the base is built privately in bounded steps
 (``_FoldJob``) and published the same way, so no call holds the GIL for a whole fold.

@@ -18,9 +18,15 @@ Invariants protected here:
   and in ``_advance`` (to the inputs' frontier, read *before* their data).
 * **Fuel**: ``step(fuel)`` does about ``fuel`` records of work (messages are split into
   ``CHUNK``-sized pieces; one flush or one merge is not split), so hydrating a large
-  input never blocks the runtime for long in one step.
-* **Hydration** reads each input's snapshot at ``as_of`` (times advanced to ``as_of``);
-  imports whose since has passed ``as_of`` are refused loudly at construction.
+  input never blocks the runtime for long in one step.  A one-shot read's input that feeds
+  only maps/filters/projections is a scan (``_plan_scan``): its snapshot goes through the
+  compiled MFP in units of up to ``SCAN_UNIT`` rows (fewer the more calls the MFP makes),
+  read straight off the stored dict, with no message or step per ``CHUNK``.
+* **Hydration** reads each input's snapshot at ``as_of`` (times advanced to ``as_of``;
+  a storage collection's stored dict itself when it already is that snapshot, read only);
+  imports whose since has passed ``as_of`` are refused loudly at construction.  A peek
+  dataflow's index export is a ``OneShotSpine`` (its one time's rows stay the collector's
+  dict for the peek, no batch built).
 * **Fusion changes no result**: a join whose only consumer is a count/sum reduce updates
   the reduce's groups from its lookup loops (``JoinOp.fuse_reduce``) rather than sending it
   rows; the reduce is then marked for flushing after each such push, as a message to it
@@ -72,7 +78,7 @@ from compute.render.topk import TopKOp
 from expr.mfp import MapFilterProject
 from expr.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, Let, LetRec, LocalId, Map, Negate,
                            Project, Reduce, Threshold, TopK, Union)
-from expr.scalar import Call, Column, If, permute
+from expr.scalar import Column, permute
 from repr.errors import EvalError
 from repr.ids import GlobalId
 from repr.timestamp import Frontier, frontier_le, frontier_min, try_step_forward
@@ -471,18 +477,7 @@ class Dataflow:
         mfps = [c for c, _port in node.consumers]
         if not all(c.__class__ is _Node and c.op.__class__ is MfpOp and not c.op.temporal for c in mfps):
             return
-        calls = 0
-        for c in mfps:
-            m = c.op.mfp
-            stack = list(m.expressions) + list(m.predicates)
-            while stack:
-                e = stack.pop()
-                if e.__class__ is Call:
-                    calls += 1
-                    stack.extend(e.args)
-                elif e.__class__ is If:
-                    calls += 1
-                    stack.extend((e.cond, e.then, e.els))
+        calls = sum(c.op.calls() for c in mfps)
         node.scan = (mfps, max(CHUNK, SCAN_UNIT // (1 + calls)))
 
     def _count_into(self, node: _Node, oks) -> None:
