@@ -94,6 +94,8 @@ def apply_mfp(data, mfp: MapFilterProject, ts: int, mfp_fn: Optional[Callable] =
     if mfp is None or mfp.is_identity():
         if data.__class__ is not dict and 0 not in map(_COUNT, data):
             return data
+        if data.__class__ is dict and 0 not in data.values():
+            return list(items)  # one C-level pass (a peek dataflow's whole result)
         return [(row, c) for row, c in items if c != 0]
     fn = mfp_fn if mfp_fn is not None else compile_peek_mfp(mfp)
     out: dict = {}

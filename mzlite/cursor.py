@@ -2,7 +2,8 @@
 
 Owns a cursor's result state: ``description``, the rows not yet fetched, ``rowcount``
 and ``statusmessage`` (psql's command tag), and checking parameters before they reach
-the engine (``mzlite.types.check_parameters``).  Invariants: a cursor holds the complete
+the engine (``mzlite.types.check_parameters``).  Fetching slices the result's one list;
+``fetchall`` of a whole SELECT result hands that list over (``Result.owned``), no copy.  Invariants: a cursor holds the complete
 result of its last statement (results are computed eagerly by the coordinator), so
 fetching never touches the engine, except a SUBSCRIBE's, which streams; every call on a cursor is atomic with respect to the
 others (``self._lock``), so a cursor shared between threads hands each row out exactly
@@ -38,7 +39,7 @@ class Column(tuple):
 
 class Result:
     """What one statement produced."""
-    __slots__ = ("columns", "rows", "rowcount", "status", "stream", "typmods", "copy")
+    __slots__ = ("columns", "rows", "rowcount", "status", "stream", "typmods", "copy", "owned")
 
     def __init__(self, status: str, columns=None, rows=None, rowcount: int = -1):
         self.status = status
@@ -53,6 +54,9 @@ class Result:
         self.typmods = None
         #: COPY FROM STDIN / TO STDOUT: the ``mzlite.copy.CopyIn`` / ``CopyOut`` to drive
         self.copy = None
+        #: ``rows`` is a list built for this result alone (a SELECT's): ``fetchall`` may hand
+        #: it over instead of copying it
+        self.owned = False
 
 
 class Cursor:
@@ -239,6 +243,10 @@ class Cursor:
             rows = self._rows()
             if self._result.stream is not None:
                 return self._stream_all(self._result.stream)
+            if self._pos == 0 and self._result.owned and rows.__class__ is list:
+                # the whole result: handed over, not copied (the cursor keeps nothing to fetch)
+                self._result.rows = []
+                return rows
             out = rows[self._pos:]
             self._pos = len(rows)
             return out

@@ -19,6 +19,8 @@ Deliberately not here: SQL, planning rules (``planner.peek``), or answering a pe
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
 from compute import protocol as P
 from expr.compile import evaluate_constant
 from expr.finishing import finish
@@ -73,6 +75,7 @@ def select(db, session, plan, stmt, params) -> Result:
     if limit < DEFAULT_MAX_RESULT_SIZE:
         check_result_size(rows, limit)
     result = Result(f"SELECT {len(rows)}", [(n, display_name(t)) for n, t in plan.columns], rows, len(rows))
+    result.owned = True  # a new list (``expand``'s): fetchall hands it over
     # cursor.description's sizes, computed when it is read
     result.typmods = lambda: output_typmods(plan.expr, plan.finishing.project, db.catalog)
     return result
@@ -89,8 +92,15 @@ def check_result_size(rows, limit: int) -> None:
             raise E.error_for("54000", f"result exceeds max size of {limit} B")
 
 
+_ROW = itemgetter(0)
+_COUNT = itemgetter(1)
+
+
 def expand(rows) -> list[tuple]:
-    """``(row, count)`` pairs to a list of rows, each repeated ``count`` times."""
+    """``(row, count)`` pairs to a list of rows, each repeated ``count`` times (every count
+    1, the usual case: two C-level passes)."""
+    if len(rows) > 16 and set(map(_COUNT, rows)) == {1}:
+        return list(map(_ROW, rows))
     out = []
     for row, c in rows:
         if c == 1:

@@ -7,6 +7,8 @@ Invariants: appended times are ``>= upper`` at the time of the append and ``< ``
 new upper; ``since <= upper``; readers read ``upper`` *before* the log, and writers
 extend the log *before* advancing ``upper``, so a reader never sees a time below
 ``upper`` change (no locks on the read path; the GIL makes list appends atomic).
+A base or a log entry is never mutated once stored, so a reader may be handed one as it is
+(``snapshot_view``: a loaded table's snapshot without a copy).
 Compaction replaces ``(base, log)`` as one tuple, so a concurrent reader keeps a
 consistent view; folding the log into the base is built privately in bounded steps
 (``_FoldJob``) and published the same way, so no call holds the GIL for a whole fold.
@@ -290,6 +292,22 @@ class StorageCollection(UpperListeners):
     def snapshot(self, as_of: int) -> dict:
         """``row -> count`` consolidated at ``as_of`` (requires ``since <= as_of``)."""
         return self._consolidated(self._state, as_of)
+
+    def snapshot_view(self, as_of: int) -> dict:
+        """Like ``snapshot``, but without a copy of the collection where the stored state
+        already is the answer: the base itself when no log entry is at or below ``as_of``
+        (a table whose writes compaction folded), or the one entry at or below it when the
+        base is empty and that entry is a bulk insert's dict (consolidated, no zero count: a
+        table loaded once).  The caller must not mutate the result (nothing here mutates a
+        base or a log entry either: compaction replaces them)."""
+        base, log = self._state
+        if self.since is None or as_of < self.since:
+            raise SinceError(f"{self.id}: as_of {as_of} is below since {self.since}")
+        if not log or log[0][0] > as_of:
+            return base
+        if not base and log[0][1].__class__ is dict and (len(log) == 1 or log[1][0] > as_of):
+            return log[0][1]
+        return self._consolidated((base, log), as_of)
 
     def _consolidated(self, state: tuple[dict, list], as_of: int) -> dict:
         base, log = state

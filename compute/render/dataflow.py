@@ -18,9 +18,15 @@ Invariants protected here:
   and in ``_advance`` (to the inputs' frontier, read *before* their data).
 * **Fuel**: ``step(fuel)`` does about ``fuel`` records of work (messages are split into
   ``CHUNK``-sized pieces; one flush or one merge is not split), so hydrating a large
-  input never blocks the runtime for long in one step.
-* **Hydration** reads each input's snapshot at ``as_of`` (times advanced to ``as_of``);
-  imports whose since has passed ``as_of`` are refused loudly at construction.
+  input never blocks the runtime for long in one step.  A one-shot read's input that feeds
+  only maps/filters/projections is a scan (``_plan_scan``): its snapshot goes through the
+  compiled MFP in units of up to ``SCAN_UNIT`` rows (fewer the more calls the MFP makes),
+  read straight off the stored dict, with no message or step per ``CHUNK``.
+* **Hydration** reads each input's snapshot at ``as_of`` (times advanced to ``as_of``;
+  a storage collection's stored dict itself when it already is that snapshot, read only);
+  imports whose since has passed ``as_of`` are refused loudly at construction.  A peek
+  dataflow's index export is a ``OneShotSpine`` (its one time's rows stay the collector's
+  dict for the peek, no batch built).
 * **Fusion changes no result**: a join whose only consumer is a count/sum reduce updates
   the reduce's groups from its lookup loops (``JoinOp.fuse_reduce``) rather than sending it
   rows; the reduce is then marked for flushing after each such push, as a message to it
@@ -53,6 +59,7 @@ from itertools import islice
 from typing import Any, Mapping, Optional
 import weakref
 
+from compute.arrangement.oneshot import OneShotSpine
 from compute.arrangement.spine import Spine
 from compute.dataflow import DataflowDescription
 from compute.errors import ComputeProtocolError
@@ -71,7 +78,7 @@ from compute.render.topk import TopKOp
 from expr.mfp import MapFilterProject
 from expr.relation import (ArrangeBy, Constant, Filter, FlatMap, Get, Join, Let, LetRec, LocalId, Map, Negate,
                            Project, Reduce, Threshold, TopK, Union)
-from expr.scalar import permute
+from expr.scalar import Column, permute
 from repr.errors import EvalError
 from repr.ids import GlobalId
 from repr.timestamp import Frontier, frontier_le, frontier_min, try_step_forward
@@ -83,6 +90,9 @@ __all__ = ["Dataflow", "ExportedIndex", "CHUNK", "DEFAULT_FUEL"]
 #: is a few milliseconds; larger chunks made single steps, and a read's tail, several times longer)
 CHUNK = 1024
 DEFAULT_FUEL = 100_000
+#: the rows of a one-shot scan unit (``Dataflow._plan_scan``) through an MFP with no calls;
+#: each call in the MFP divides it (down to ``CHUNK``), so a unit stays a few milliseconds
+SCAN_UNIT = 32_768
 
 
 @dataclass
@@ -98,7 +108,7 @@ class ExportedIndex:
 
 
 class _Node:
-    __slots__ = ("index", "op", "consumers", "input", "name", "fused_into", "count_into")
+    __slots__ = ("index", "op", "consumers", "input", "name", "fused_into", "count_into", "scan")
 
     def __init__(self, index: int, op: Optional[Operator], name: str, input=None):
         self.index = index
@@ -114,6 +124,9 @@ class _Node:
         #: the global count(*) reduce node this input feeds through a pure projection: its
         #: updates go into the group as one sum of diffs (``Dataflow._count_into``)
         self.count_into: Optional["_Node"] = None
+        #: ``(mfp nodes, unit)`` when this input of a one-shot read feeds only maps/filters/
+        #: projections: its chunks go through them from the input (``Dataflow._plan_scan``)
+        self.scan: Optional[tuple] = None
 
 
 class _Collector:
@@ -164,11 +177,12 @@ class _Collector:
         else:
             self.add(counts.items())
 
-    def take_items(self):
+    def take_items(self, mapping: bool = False):
         """Like ``take``, but the oks as the accumulating dict's items (zero counts
         included): an index export builds its batch straight off them, without a list of a
-        million pairs in between.  Pairs taken whole (``add_whole``) are returned as they are."""
-        oks = self.oks.items() if self.whole is None else self.whole
+        million pairs in between (``mapping``: the dict itself, handed over to a
+        ``OneShotSpine``).  Pairs taken whole (``add_whole``) are returned as they are."""
+        oks = (self.oks if mapping else self.oks.items()) if self.whole is None else self.whole
         self.whole = None
         errs = [(r, d) for r, d in self.errs.items() if d]
         self.oks = {}
@@ -186,19 +200,28 @@ class _Collector:
 
 
 class _Chunks:
-    """``CHUNK``-sized lists cut lazily off a sized iterable of ``(row, diff)`` pairs."""
+    """``size``-sized (``CHUNK``) lists cut lazily off a sized iterable of ``(row, diff)`` pairs."""
 
-    __slots__ = ("_it", "left")
+    __slots__ = ("_it", "left", "size")
 
-    def __init__(self, pairs):
+    def __init__(self, pairs, size: Optional[int] = None):
         self._it = iter(pairs)
         #: pairs not yet cut off
         self.left = len(pairs)
+        self.size = CHUNK if size is None else size
 
     def next_chunk(self) -> list:
-        chunk = list(islice(self._it, CHUNK))
+        chunk = list(islice(self._it, self.size))
         self.left = self.left - len(chunk) if chunk else 0
         return chunk
+
+    def next_slice(self) -> tuple:
+        """``(iterator over the next up to size pairs, how many)``: a unit read once, with no
+        list of its pairs built (a dict's items then pass through one pair tuple at a time,
+        none kept alive for the collector to walk)."""
+        n = min(self.size, self.left)
+        self.left -= n
+        return islice(self._it, n), n
 
 
 class _SourceInput:
@@ -219,7 +242,12 @@ class _SourceInput:
         """The snapshot at ``as_of`` as a ``row -> count`` dict (``Dataflow._queue_input``
         takes a dict whole where it can), and the error rows."""
         errs = self.coll.error_snapshot(as_of) if hasattr(self.coll, "error_snapshot") else {}
-        return (self.coll.snapshot(as_of) if oks else []), list(errs.items())
+        if not oks:
+            return [], list(errs.items())
+        # read-only use below (chunks of its items, a collector's copy, a sum of its counts):
+        # the stored base itself when nothing above it is due, not a copy
+        view = getattr(self.coll, "snapshot_view", None)
+        return (view(as_of) if view is not None else self.coll.snapshot(as_of)), list(errs.items())
 
     def read(self, lower: int, upper: Frontier):
         out = [(t, ups, ()) for t, ups in self.coll.batches_between(lower, upper)]
@@ -352,8 +380,11 @@ class Dataflow:
         self._collectors: list[tuple[_Collector, Any]] = []
         for exp in desc.index_exports:
             node = self._lookup(exp.on_id)
-            oks = Spine(key_function(exp.key), exp.arity, since=self.as_of, upper=self.as_of,
-                        key_exprs=tuple(exp.key))
+            # a peek dataflow's index is read once, by its peek: its rows stay the collector's
+            # dict (``OneShotSpine``) unless its key may fail on a row
+            one_shot = desc.is_peek_dataflow() and all(e.__class__ is Column for e in exp.key)
+            oks = (OneShotSpine if one_shot else Spine)(
+                key_function(exp.key), exp.arity, since=self.as_of, upper=self.as_of, key_exprs=tuple(exp.key))
             errs = Spine(lambda row: (), 2, since=self.as_of, upper=self.as_of, key_exprs=())
             self.exports[exp.id] = ExportedIndex(exp.id, exp.on_id, tuple(exp.key), oks, errs)
             col = _Collector("index", exp.id)
@@ -396,6 +427,8 @@ class Dataflow:
                     node.fused_into = c
         for node in self._inputs:
             self._plan_count_into(node)
+            if desc.is_single_time():
+                self._plan_scan(node)
         self._flushable = [n for n in self._nodes if n.op is not None and n.op.needs_flush]
         self._future_ops = [n for n in self._nodes if isinstance(n.op, MfpOp) and n.op.temporal]
         # scheduler state
@@ -432,6 +465,20 @@ class Dataflow:
                                   for a, p in zip(red.op.aggs, spec[1])):
             return
         node.count_into = red
+
+    def _plan_scan(self, node: _Node) -> None:
+        """A one-shot read's input whose every consumer is a non-temporal map/filter/project
+        (a scan, a point filter, a projection over a table): its snapshot is cut into units of
+        up to ``SCAN_UNIT`` rows, each pushed through the compiled MFPs as it is cut, with no
+        message or scheduler step per ``CHUNK`` in between.  The result is the same (an MFP is
+        linear); only the unit of work grows, bounded by the MFP's calls."""
+        if node.count_into is not None or not node.consumers:
+            return
+        mfps = [c for c, _port in node.consumers]
+        if not all(c.__class__ is _Node and c.op.__class__ is MfpOp and not c.op.temporal for c in mfps):
+            return
+        calls = sum(c.op.calls() for c in mfps)
+        node.scan = (mfps, max(CHUNK, SCAN_UNIT // (1 + calls)))
 
     def _count_into(self, node: _Node, oks) -> None:
         """``oks`` into ``node.count_into``'s one group: its count and every count(*)."""
@@ -618,6 +665,16 @@ class Dataflow:
                 fuel -= len(chunk) + 1
             elif self._cur_inputs:
                 node, oks, errs = self._cur_inputs[0]
+                scan = node.scan
+                if scan is not None and oks.__class__ is _Chunks:  # a one-shot scan unit
+                    if oks.left <= scan[1]:
+                        self._cur_inputs.popleft()
+                    unit, n = oks.next_slice() if len(scan[0]) == 1 else (oks.next_chunk(), None)
+                    for c in scan[0]:  # straight through its MFPs
+                        o, e = c.op.push(0, unit, t)
+                        self._emit(c, o, e, t)
+                    fuel -= (len(unit) if n is None else n) + 1
+                    continue
                 if oks.__class__ is _Chunks:
                     oks = oks.next_chunk()
                     if self._cur_inputs[0][1].left <= 0:
@@ -741,7 +798,10 @@ class Dataflow:
                 return
             oks = oks.items()
         n = len(oks)
-        if n > CHUNK:
+        if node.scan is not None:
+            if n:
+                self._cur_inputs.append((node, _Chunks(oks, node.scan[1]), ()))
+        elif n > CHUNK:
             self._cur_inputs.append((node, _Chunks(oks), ()))
         elif n:
             self._cur_inputs.append((node, oks if oks.__class__ is list else list(oks), ()))
@@ -793,7 +853,7 @@ class Dataflow:
         if self.until is not None and nxt is not None and nxt > self.until:
             nxt = self.until
         for col, target in self._collectors:
-            oks, errs = col.take_items() if col.kind == "index" else col.take()
+            oks, errs = col.take_items(target.oks.__class__ is OneShotSpine) if col.kind == "index" else col.take()
             self._deliver(col, target, t, nxt, oks, errs)
         self._cur = None
         self._frontier = nxt

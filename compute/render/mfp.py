@@ -27,7 +27,7 @@ from typing import Optional
 from compute.render.operator import EMPTY, Operator, split_by_diff
 from expr.compile import compile_mfp, compile_mfp_pairs
 from expr.mfp import MapFilterProject
-from expr.scalar import Call, CallMzNow, contains_mz_now
+from expr.scalar import Call, CallMzNow, If, contains_mz_now
 from repr.errors import EvalError
 from repr.timestamp import MAX
 
@@ -122,7 +122,24 @@ class MfpOp(Operator):
             self.fn = compile_mfp(m2)
             self.uses_time = True
 
+    def calls(self) -> int:
+        """How many calls (and CASEs) the MFP evaluates per row at most: the measure of a
+        one-shot scan unit's cost (``compute.render.dataflow``)."""
+        n = 0
+        stack = list(self.mfp.expressions) + list(self.mfp.predicates)
+        while stack:
+            e = stack.pop()
+            if e.__class__ is Call:
+                n += 1
+                stack.extend(e.args)
+            elif e.__class__ is If:
+                n += 1
+                stack.extend((e.cond, e.then, e.els))
+        return n
+
     def push(self, port: int, chunk: list, time: int):
+        """``chunk``: a list of ``(row, diff)`` pairs, or (a one-shot scan unit) an
+        iterator over them, read once."""
         g = self.project
         if g is not None:
             return [(g(r), d) for r, d in chunk], EMPTY
