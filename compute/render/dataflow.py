@@ -72,6 +72,7 @@ from compute.render.letrec import LetRecOp, free_ids
 from compute.render.mfp import MfpOp
 from compute.render.operator import Operator, consolidate_pairs, key_function
 from compute.render.reduce import DistinctOp, ReduceOp
+from compute.render.reduce_oneshot import one_shot_reduce
 from expr.aggregate import Count, new_state
 from compute.render.threshold import NegateOp, ThresholdOp, UnionOp
 from compute.render.topk import TopKOp
@@ -427,7 +428,10 @@ class Dataflow:
                     node.fused_into = c
         for node in self._inputs:
             self._plan_count_into(node)
-            if desc.is_single_time():
+        if desc.is_single_time():
+            # reduces first: they may bypass a projection, which changes the inputs' consumers
+            self._plan_one_shot_reduces()
+            for node in self._inputs:
                 self._plan_scan(node)
         self._flushable = [n for n in self._nodes if n.op is not None and n.op.needs_flush]
         self._future_ops = [n for n in self._nodes if isinstance(n.op, MfpOp) and n.op.temporal]
@@ -479,6 +483,33 @@ class Dataflow:
             return
         calls = sum(c.op.calls() for c in mfps)
         node.scan = (mfps, max(CHUNK, SCAN_UNIT // (1 + calls)))
+
+    def _plan_one_shot_reduces(self) -> None:
+        """A single-time dataflow's reduces that nothing feeds directly fold their input in
+        one pass (``compute.render.reduce_oneshot``), reading through a pure projection in
+        front of them (whose node is then left out of the graph)."""
+        fed = {n.fused_into.index for n in self._nodes if n.fused_into is not None}
+        fed |= {n.count_into.index for n in self._nodes if n.count_into is not None}
+        feeders = lambda dst: [n for n in self._nodes if any(c is dst for c, _p in n.consumers)]  # noqa: E731
+        for node in self._nodes:
+            if node.op.__class__ is not ReduceOp or node.index in fed:
+                continue
+            srcs = feeders(node)
+            if len(srcs) != 1:
+                continue
+            src, up, project = srcs[0], None, None
+            if (src.op.__class__ is MfpOp and src.op.project is not None and not src.op.temporal
+                    and len(src.consumers) == 1):
+                up = feeders(src)
+                if len(up) == 1 and up[0].fused_into is None and up[0].count_into is None:
+                    project = src.op.mfp.output_projection()
+            op = one_shot_reduce(node.op, project)
+            if op is None:
+                continue
+            if project is not None:
+                up[0].consumers = [(node, 0) if c is src else (c, p) for c, p in up[0].consumers]
+                src.consumers = []
+            node.op = op
 
     def _count_into(self, node: _Node, oks) -> None:
         """``oks`` into ``node.count_into``'s one group: its count and every count(*)."""

@@ -152,6 +152,9 @@ class ReduceOp(Operator):
 
     def __init__(self, group_key: Sequence[ScalarExpr], aggregates: Sequence[AggregateExpr],
                  global_default: bool = False):
+        #: the plan's group key, aggregates and global default (what a one-shot reduce is
+        #: built from: ``compute.render.reduce_oneshot.one_shot_reduce``)
+        self.plan = (tuple(group_key), tuple(aggregates), global_default)
         self.nkey = len(group_key)
         self.eval = row_evaluator(tuple(group_key) + tuple(a.expr for a in aggregates))
         display = getattr(self.eval, "display", None)

@@ -316,10 +316,15 @@ def apply_aggregate(func: str, values: list, distinct: bool, out_type: str):
         return len(vals)
     if func == "sum":
         return _agg_sum(vals, out_type)
-    if func == "min":
-        return min(vals) if vals else None
-    if func == "max":
-        return max(vals) if vals else None
+    if func in ("min", "max"):
+        # NaN sorts above every number (PostgreSQL); Python's min/max would depend on order
+        nans = [v for v in vals if v != v or (hasattr(v, "is_nan") and v.is_nan())]
+        nums = [v for v in vals if not (v != v or (hasattr(v, "is_nan") and v.is_nan()))]
+        if func == "max" and nans:
+            return nans[0]
+        if nums:
+            return min(nums) if func == "min" else max(nums)
+        return nans[0] if nans else None
     if func == "avg":
         return _agg_avg(vals, out_type)
     if func in ("bool_and", "bool_or"):
