@@ -2,8 +2,8 @@
 
 Owns ``generic_select`` (``Database.plan``'s path for a SELECT with parameters) and the
 prepared point read (``PeekTemplate``: a verified generic plan that peek planning makes a
-key lookup on an index becomes that fast-path peek with the values put in, skipping the
-optimizer and peek planning per execution).  Invariant:
+key lookup on an index becomes that fast-path peek with the values put in, skipping
+binding, the optimizer and peek planning per execution).  Invariant:
 a generic plan is used only after it equalled the value-bound plan of its first parameter
 set, and its optimized form only after that equalled the optimized value-bound plan, so a
 statement answers exactly as planning it with its values would; any plan that cannot be
@@ -14,6 +14,8 @@ Deliberately not here: the binding of placeholders (``planner.generic``) and the
 (``Database.plans``).
 """
 from __future__ import annotations
+
+import dataclasses
 
 from sql import errors as E
 from planner import plan_statement
@@ -54,13 +56,20 @@ def generic_select(db, stmt, params):
             return None
     values = engine_values(params)
     if entry[1]:
+        template = entry[4]
+        if template:  # a point read off an index: no binding, no optimizer, no peek planning
+            peek = template.instantiate(values)
+            if peek is not None:
+                plan = dataclasses.replace(template.plan)  # its own identity: its read is primed
+                db.reader.prime_peek(plan, peek, template.clock)
+                return plan
         plan = bind_generic(entry[0], values, entry[3])
         if entry[2] is not None:
-            if entry[4] is None:
-                entry[4] = peek_template(db, entry[2]) or False
-            peek = entry[4].instantiate(values, plan.finishing) if entry[4] else None
-            if peek is not None:  # a point read off an index: no optimizer, no peek planning
-                db.reader.prime_peek(plan, peek, entry[4].clock)
+            if template is None:
+                template = entry[4] = peek_template(db, entry[0], entry[2], plan) or False
+            peek = template.instantiate(values) if template else None
+            if peek is not None:
+                db.reader.prime_peek(plan, peek, template.clock)
             else:
                 db.reader.prime_optimized(plan, bind_generic(entry[2], values, entry[3]))
         return plan
@@ -84,14 +93,16 @@ def generic_select(db, stmt, params):
 
 
 class PeekTemplate:
-    """A prepared point read's fast-path peek with ``Slot`` literals where the parameters'
-    values go (only in its key lookup's constraints), and whether it reads the clock."""
-    __slots__ = ("peek", "clock")
+    """A prepared point read: its fast-path peek with ``Slot`` literals where the parameters'
+    values go (only in its key lookup's constraints), whether it reads the clock, and its
+    plan bound with some values (every execution's plan but for the looked-up values, which
+    only the peek reads)."""
+    __slots__ = ("peek", "clock", "plan")
 
-    def __init__(self, peek, clock: bool):
-        self.peek, self.clock = peek, clock
+    def __init__(self, peek, clock: bool, plan):
+        self.peek, self.clock, self.plan = peek, clock, plan
 
-    def instantiate(self, values: tuple, finishing):
+    def instantiate(self, values: tuple):
         """The ``FastPathPeek`` that peek planning gives the optimized plan bound with
         ``values``, or None when a value is NULL (a NULL pins no key: the plan differs)."""
         from planner.generic import Slot
@@ -103,22 +114,26 @@ class PeekTemplate:
         # one lookup here too (the product's order is kept)
         rows = tuple(dict.fromkeys(tuple(values[v.k] if type(v) is Slot else v for v in row)
                                    for row in p.literal_constraints))
-        return FastPathPeek(p.index_id, p.on_id, p.key, rows, p.mfp, finishing)
+        return FastPathPeek(p.index_id, p.on_id, p.key, rows, p.mfp, p.finishing)
 
 
-def peek_template(db, optimized) -> "PeekTemplate | None":
-    """The template of ``optimized`` (a verified generic plan's optimized expression) when
-    peek planning makes it a key lookup on an index in which the parameters appear only as
-    looked-up values (nowhere in the map, filter or projection), else None."""
+def peek_template(db, generic, optimized, plan) -> "PeekTemplate | None":
+    """The template of a verified generic plan (``generic``, its optimized expression
+    ``optimized``, ``plan`` bound with values) when peek planning makes it a key lookup on
+    an index in which the parameters appear only as looked-up values (nowhere in the map,
+    filter or projection, the finishing or an AS OF), else None."""
     from planner.generic import Slot, bind_slots, has_slot
     from planner.peek import FastPathPeek, plan_peek
     try:
+        slotted = bind_slots(generic)
+        if slotted.finishing is not generic.finishing or slotted.as_of is not generic.as_of:
+            return None
         expr = bind_slots(optimized)
-        peek = plan_peek(expr, indexes=db.lowering.available_indexes(), optimized=True)
+        peek = plan_peek(expr, plan.finishing, db.lowering.available_indexes(), optimized=True)
     except Exception:  # a template is an optimisation: without one the plan is peeked as usual
         return None
     if not isinstance(peek, FastPathPeek) or peek.literal_constraints is None or has_slot(peek.mfp):
         return None
     if not any(type(v) is Slot for row in peek.literal_constraints for v in row):
         return None
-    return PeekTemplate(peek, db.reader.reads_the_clock(expr, {peek.index_id}))
+    return PeekTemplate(peek, db.reader.reads_the_clock(expr, {peek.index_id}), plan)

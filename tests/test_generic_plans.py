@@ -126,16 +126,22 @@ def test_takes_time_reads_parameters_as_inspect_does():
 
 def test_a_prepared_point_read_skips_peek_planning(kv, monkeypatch):
     """A verified generic plan that is a key lookup on an index is read through its peek
-    template (``mzlite.generic_plans.PeekTemplate``): values put into the lookup, no peek
-    planning per execution.  Sabotage seen red: ``Reader.primed_peek`` answering None (20
-    peek plannings instead of 1)."""
+    template (``mzlite.generic_plans.PeekTemplate``): values put into the lookup, no binding
+    and no peek planning per execution.  Sabotages seen red: ``Reader.primed_peek``
+    answering None (20 peek plannings instead of 1); binding the generic plan on every
+    execution as before the template (18 bindings after the second execution instead of 0)."""
     import mzlite.reads as reads
-    calls = []
+    calls, binds = [], []
     real = reads.plan_peek
     monkeypatch.setattr(reads, "plan_peek", lambda *a, **kw: calls.append(a) or real(*a, **kw))
+    real_bind = generic.bind_generic
+    monkeypatch.setattr(generic, "bind_generic", lambda *a: binds.append(a) or real_bind(*a))
     for k in range(1, 21):
+        if k == 3:
+            binds.clear()  # the first execution verifies the generic plan, the second builds the template
         assert kv.execute("SELECT v FROM kv WHERE k = ?", (k,)).fetchall() == [(f"v{k}",)]
     assert len(calls) == 1  # the value-bound plan of the first execution
+    assert binds == []
 
 
 TEMPLATE_QUERIES = [
