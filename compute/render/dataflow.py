@@ -50,6 +50,7 @@ from collections import deque
 from dataclasses import dataclass
 import heapq
 from itertools import islice
+from time import perf_counter as _perf_counter
 from typing import Any, Mapping, Optional
 import weakref
 
@@ -83,6 +84,13 @@ __all__ = ["Dataflow", "ExportedIndex", "CHUNK", "DEFAULT_FUEL"]
 #: is a few milliseconds; larger chunks made single steps, and a read's tail, several times longer)
 CHUNK = 1024
 DEFAULT_FUEL = 100_000
+#: a maintained join's push is bounded by its input, not its output: a chunk of rows that
+#: each match many (a hydrating join's fan-out) is pushed in slices of about this many
+#: seconds, by the join node's observed cost per row, and charged fuel for its time
+#: (``JOIN_FUEL_PER_S``: a fuel unit is about a microsecond of work, a row through a cheap
+#: operator), so a hydrating join yields to its neighbours within milliseconds
+JOIN_SLICE_S = 0.002
+JOIN_FUEL_PER_S = 1_000_000
 
 
 @dataclass
@@ -98,7 +106,7 @@ class ExportedIndex:
 
 
 class _Node:
-    __slots__ = ("index", "op", "consumers", "input", "name", "fused_into", "count_into")
+    __slots__ = ("index", "op", "consumers", "input", "name", "fused_into", "count_into", "cost")
 
     def __init__(self, index: int, op: Optional[Operator], name: str, input=None):
         self.index = index
@@ -114,6 +122,8 @@ class _Node:
         #: the global count(*) reduce node this input feeds through a pure projection: its
         #: updates go into the group as one sum of diffs (``Dataflow._count_into``)
         self.count_into: Optional["_Node"] = None
+        #: a join's last observed seconds per pushed row, by port (``JOIN_SLICE_S``)
+        self.cost: Optional[dict] = None
 
 
 class _Collector:
@@ -609,7 +619,23 @@ class Dataflow:
                 op = node.op
                 if op.needs_flush:
                     self._mark_dirty(node.index)
-                oks, errs = op.push(port, chunk, t)
+                if op.__class__ is JoinOp:  # bounded by time: see JOIN_SLICE_S
+                    costs = node.cost
+                    if costs is None:
+                        costs = node.cost = {}
+                    cost = costs.get(port, 0.0)
+                    if cost * len(chunk) > JOIN_SLICE_S and len(chunk) > 1:
+                        n = max(1, int(JOIN_SLICE_S / cost))
+                        msgs.appendleft((node, port, chunk[n:]))  # next, before anything else
+                        chunk = chunk[:n]
+                    t0 = _perf_counter()
+                    oks, errs = op.push(port, chunk, t)
+                    spent = _perf_counter() - t0
+                    if chunk:
+                        costs[port] = spent / len(chunk)
+                    fuel -= int(spent * JOIN_FUEL_PER_S)
+                else:
+                    oks, errs = op.push(port, chunk, t)
                 if node.fused_into is not None:
                     self._mark_dirty(node.fused_into.index)
                 self._emit(node, oks, errs, t)
