@@ -69,8 +69,13 @@ def select(db, session, plan, stmt, params) -> Result:
     system = [gid for gid in plan.depends_on if gid.is_system()]
     if system:
         db.introspection.refresh(system)
-    rows, _ = db.reader.read(session, db.reader.optimized(plan, session), plan.finishing, as_of=as_of,
-                             at_least=plan.as_of_at_least, release_lock=not session.undo)
+    primed = db.reader.primed_peek(plan)
+    if primed is not None:  # a prepared point read (``mzlite.generic_plans``): planned already
+        rows, _ = db.reader.read_fast(session, primed[0], primed[1], as_of, plan.as_of_at_least,
+                                      not session.undo)
+    else:
+        rows, _ = db.reader.read(session, db.reader.optimized(plan, session), plan.finishing, as_of=as_of,
+                                 at_least=plan.as_of_at_least, release_lock=not session.undo)
     limit = db.system["max_result_size"]
     if limit < DEFAULT_MAX_RESULT_SIZE:
         check_result_size(rows, limit)
@@ -132,6 +137,8 @@ class Reader:
         self._optimized: dict = {}
         #: catalog id -> whether its definition calls ``mz_now()`` (ids are never reused)
         self._temporal: dict = {}
+        #: id(plan) -> (plan, its fast-path peek, whether it reads the clock), for prepared point reads
+        self._peeks: dict = {}
 
     def prime_optimized(self, plan, expr) -> None:
         """``expr`` is ``optimize(plan.expr)``, known without running the optimizer (a
@@ -139,6 +146,19 @@ class Reader:
         if len(self._optimized) > 256:
             self._optimized.clear()
         self._optimized[id(plan)] = (plan, expr)
+
+    def prime_peek(self, plan, peek: FastPathPeek, clock: bool) -> None:
+        """``plan``'s read is ``peek``, at the clock iff ``clock`` (``reads_the_clock``): a
+        prepared point read's peek, instantiated from its template without the optimizer or
+        peek planning (``mzlite.generic_plans``)."""
+        if len(self._peeks) > 256:
+            self._peeks.clear()
+        self._peeks[id(plan)] = (plan, peek, clock)
+
+    def primed_peek(self, plan):
+        """``(peek, clock)`` primed for ``plan`` (``prime_peek``), or None."""
+        entry = self._peeks.pop(id(plan), None)
+        return entry[1:] if entry is not None and entry[0] is plan else None
 
     def optimized(self, plan, session=None):
         """``optimize(plan.expr)``, computed once per plan object; an interrupt of
@@ -367,19 +387,28 @@ class Reader:
             ts = as_of if as_of is not None else db.oracle.peek_read_ts()
             return expand(finish(list(peek.rows), peek.finishing)), ts
         if isinstance(peek, FastPathPeek):
-            ids = {peek.index_id}
-        else:
-            ids = self.input_ids(peek.expr)
+            return self.read_fast(session, peek, self.reads_the_clock(expr, {peek.index_id}), as_of, at_least,
+                                  release_lock)
+        ids = self.input_ids(peek.expr)
         ts, holds = self.choose_and_hold(session, ids, as_of, at_least, self.reads_the_clock(expr, ids))
         try:
-            if isinstance(peek, FastPathPeek):
-                db.note_peek_target(peek.index_id)
-                with (db.unlocked() if release_lock else _NoLock):
-                    resp = db.controller.peek(peek.index_id, peek.literal_constraints, ts, peek.finishing,
-                                              peek.mfp, timeout=self._timeout(session),
-                                              should_cancel=lambda: session.cancel_requested)
-            else:
-                resp = self._peek_dataflow(session, peek, ts, release_lock)
+            resp = self._peek_dataflow(session, peek, ts, release_lock)
+        finally:
+            self.release(holds)
+        return expand(self.rows_of(resp, session)), ts
+
+    def read_fast(self, session, peek: FastPathPeek, clock: bool, as_of=None, at_least=False,
+                  release_lock=False) -> tuple[list[tuple], int]:
+        """``read`` of a fast-path peek (planned by ``read``, or primed for a prepared point
+        read); ``clock``: the read depends on the time itself (``reads_the_clock``)."""
+        db = self.db
+        ts, holds = self.choose_and_hold(session, (peek.index_id,), as_of, at_least, clock)
+        try:
+            db.note_peek_target(peek.index_id)
+            with (db.unlocked() if release_lock else _NoLock):
+                resp = db.controller.peek(peek.index_id, peek.literal_constraints, ts, peek.finishing,
+                                          peek.mfp, timeout=self._timeout(session),
+                                          should_cancel=lambda: session.cancel_requested)
         finally:
             self.release(holds)
         return expand(self.rows_of(resp, session)), ts

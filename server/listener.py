@@ -25,7 +25,7 @@ import threading
 from typing import Optional
 
 from server import messages as M
-from server.session import WireSession
+from server.session import READ_POLL_SECONDS, WireSession
 
 log = logging.getLogger("mzlite.server")
 
@@ -118,7 +118,7 @@ class Server:
                 if self.stopping:
                     break
                 raise
-            client.settimeout(0.5)
+            client.settimeout(READ_POLL_SECONDS)
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             t = threading.Thread(target=self._serve_client, args=(client, addr), daemon=True,
                                  name=f"mzlite-conn-{addr[1]}")

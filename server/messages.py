@@ -393,8 +393,7 @@ def read_startup(stream) -> object:
 def read_message(stream, max_bytes: int):
     """One session-phase message: ``(tag, payload)``; 08P01 when its length is invalid or
     larger than ``max_bytes`` (54000 is PostgreSQL's code for an oversized message)."""
-    tag = read_exact(stream, 1)
-    n = _I32.unpack(read_exact(stream, 4))[0]
+    tag, n = _HDR.unpack(read_exact(stream, 5))
     if n < 4:
         raise ProtocolViolation("invalid message length")
     if n - 4 > max_bytes:

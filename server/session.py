@@ -28,6 +28,7 @@ import re
 import socket
 import struct
 import threading
+import time
 from typing import Optional
 
 from mzlite.prepared import PreparedStatement
@@ -50,9 +51,12 @@ FIXED = {"server_version": "9.5.0", "server_encoding": "UTF8", "integer_datetime
 VARIABLE = {"client_encoding": "client_encoding", "DateStyle": "datestyle", "TimeZone": "timezone",
             "application_name": "application_name", "transaction_isolation": "transaction_isolation",
             "cluster": "cluster", "database": "database", "search_path": "search_path"}
+_VARIABLE_NAMES = tuple(VARIABLE.values())
 _ENCODINGS = {"utf8", "utf-8", "unicode"}
 #: how often a waiting SUBSCRIBE stream checks for a cancel and for the end of the server
 STREAM_POLL_SECONDS = 0.02
+#: the client socket's timeout: how often a read waiting for the client checks for shutdown
+READ_POLL_SECONDS = 0.5
 _COPY_TO = re.compile(r"^\s*COPY\s*\((?P<q>.*)\)\s*TO\s+STDOUT\s*(?:WITH\s*)?(?P<opts>\(.*\))?\s*;?\s*$",
                       re.I | re.S)
 _COPY = re.compile(r"^\s*COPY\b", re.I)
@@ -77,18 +81,34 @@ class Portal:
 
 class SocketIO:
     """Buffered reads and writes on the client's socket.  Reads retry on the socket's
-    timeout (an idle client is fine) until the server stops; a write that times out ends
-    the connection (a client that stopped reading)."""
+    timeout (an idle client is fine) until the server stops; a write that makes no progress
+    for the write timeout ends the connection (a client that stopped reading).  The socket's
+    timeout is the read poll (``READ_POLL_SECONDS``) throughout: a flush is ``send`` calls
+    under it, never a ``settimeout`` per write."""
 
     def __init__(self, sock, stopping, write_timeout: float):
         self.sock = sock
         self.stopping = stopping
         self.write_timeout = write_timeout
         self.buf = bytearray()
+        self.pos = 0  # what is read of ``buf`` (consumed bytes are dropped when it refills)
         self.out: list = []
         self.out_bytes = 0
+        self.sends = 0  # flushes that reached the socket (one per ReadyForQuery in a batch)
 
     def read(self, n: int) -> bytes:
+        pos = self.pos
+        if len(self.buf) - pos < n:
+            self._fill(n)
+            pos = self.pos
+        self.pos = pos + n
+        return bytes(self.buf[pos:pos + n])
+
+    def _fill(self, n: int) -> None:
+        """Receive until ``n`` unread bytes are buffered."""
+        if self.pos:
+            del self.buf[:self.pos]
+            self.pos = 0
         while len(self.buf) < n:
             try:
                 chunk = self.sock.recv(max(65536, n - len(self.buf)))
@@ -101,9 +121,6 @@ class SocketIO:
             if not chunk:
                 raise M.ConnectionClosed()
             self.buf += chunk
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
 
     def write(self, data: bytes) -> None:
         self.out.append(data)
@@ -114,19 +131,26 @@ class SocketIO:
     def flush(self) -> None:
         if not self.out:
             return
-        data = b"".join(self.out)
+        data = b"".join(self.out) if len(self.out) > 1 else self.out[0]
         self.out.clear()
         self.out_bytes = 0
-        try:
-            self.sock.settimeout(self.write_timeout)
-            self.sock.sendall(data)
-        except (OSError, ValueError):
-            raise M.ConnectionClosed() from None
-        finally:
+        self.sends += 1
+        view = memoryview(data)
+        deadline = None
+        while view:
             try:
-                self.sock.settimeout(0.5)
-            except OSError:
-                pass
+                sent = self.sock.send(view)
+            except socket.timeout:  # the client is not reading: wait up to the write timeout
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + max(0.0, self.write_timeout - READ_POLL_SECONDS)
+                if now >= deadline or self.stopping():
+                    raise M.ConnectionClosed() from None
+                continue
+            except (OSError, ValueError):
+                raise M.ConnectionClosed() from None
+            view = view[sent:]
+            deadline = None
 
 
 class WireSession:
@@ -147,6 +171,12 @@ class WireSession:
         self.canceled = threading.Event()
         self.user = None
         self.reported: dict = {}
+        #: the session variables behind ``reported`` as they were last compared (``_report_changes``)
+        self._reported_raw = None
+        #: (columns, id(described columns), result formats) -> (described columns,
+        #: FieldDescriptions, encoders): a prepared statement's result is described once, not
+        #: per Execute (bounded: emptied when full)
+        self._fields_cache: dict = {}
         #: the message being processed (its type's name), None while waiting for the client
         self.active: Optional[str] = None
 
@@ -236,7 +266,7 @@ class WireSession:
                 if self.server.tls is not None and not tls_done:
                     self.sock.sendall(b"S")
                     self.sock = self.server.tls.wrap_socket(self.sock, server_side=True)
-                    self.sock.settimeout(0.5)
+                    self.sock.settimeout(READ_POLL_SECONDS)
                     self.io.sock = self.sock
                     tls_done = True
                 else:
@@ -298,6 +328,11 @@ class WireSession:
         return self.con.session.show_var(VARIABLE[name])
 
     def _report_changes(self) -> None:
+        vars_ = self.con.session.vars
+        raw = tuple([vars_.get(v) for v in _VARIABLE_NAMES])  # show_var formats these alone
+        if raw == self._reported_raw:
+            return
+        self._reported_raw = raw
         for name in VARIABLE:
             value = self._reported_value(name)
             if self.reported.get(name) != value:
@@ -667,11 +702,18 @@ class WireSession:
         if desc is None:
             portal.rows, portal.fields, portal.tag = [], (), _tag(cur.statusmessage)
             return
-        cols = [(d[0], d[1]) for d in desc]
         described = portal.stmt.columns
-        if described and len(described) == len(cols):  # the types a Describe statement announced
-            cols = [(n, t) for (n, _), (_, t) in zip(cols, described)]
-        portal.fields, portal.encoders = self._fields_and_encoders(cols, portal.formats)
+        key = (tuple(desc), id(described), portal.formats)
+        hit = self._fields_cache.get(key)
+        if hit is None or hit[0] is not described:
+            cols = [(d[0], d[1]) for d in desc]
+            if described and len(described) == len(cols):  # the types a Describe statement announced
+                cols = [(n, t) for (n, _), (_, t) in zip(cols, described)]
+            hit = (described, *self._fields_and_encoders(cols, portal.formats))
+            if len(self._fields_cache) > 64:
+                self._fields_cache.clear()
+            self._fields_cache[key] = hit
+        portal.fields, portal.encoders = hit[1], hit[2]
         portal.cursor = cur
         portal.rows = cur.fetchall()
         portal.tag = cur.statusmessage

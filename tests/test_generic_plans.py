@@ -122,3 +122,53 @@ def test_takes_time_reads_parameters_as_inspect_does():
     for f in (plain, timed, kw_only, functools.partial(timed, ()), lambda row, time: row):
         assert takes_time(f) == ("time" in inspect.signature(f).parameters), f
     assert takes_time(timed) and not takes_time(plain)
+
+
+def test_a_prepared_point_read_skips_peek_planning(kv, monkeypatch):
+    """A verified generic plan that is a key lookup on an index is read through its peek
+    template (``mzlite.generic_plans.PeekTemplate``): values put into the lookup, no binding
+    and no peek planning per execution.  Sabotages seen red: ``Reader.primed_peek``
+    answering None (20 peek plannings instead of 1); binding the generic plan on every
+    execution as before the template (18 bindings after the second execution instead of 0)."""
+    import mzlite.reads as reads
+    calls, binds = [], []
+    real = reads.plan_peek
+    monkeypatch.setattr(reads, "plan_peek", lambda *a, **kw: calls.append(a) or real(*a, **kw))
+    real_bind = generic.bind_generic
+    monkeypatch.setattr(generic, "bind_generic", lambda *a: binds.append(a) or real_bind(*a))
+    for k in range(1, 21):
+        if k == 3:
+            binds.clear()  # the first execution verifies the generic plan, the second builds the template
+        assert kv.execute("SELECT v FROM kv WHERE k = ?", (k,)).fetchall() == [(f"v{k}",)]
+    assert len(calls) == 1  # the value-bound plan of the first execution
+    assert binds == []
+
+
+TEMPLATE_QUERIES = [
+    ("SELECT v FROM kv WHERE k = ?", lambda r: (r.randrange(0, 60),)),
+    ("SELECT v FROM kv WHERE k IN (?, ?, 7)", lambda r: (r.randrange(0, 9), r.randrange(0, 9))),
+    ("SELECT v FROM kv WHERE k = ? OR k = ?", lambda r: (r.randrange(0, 9), r.randrange(0, 9))),
+    ("SELECT v, b FROM kv WHERE k = ? AND b = ?", lambda r: (r.randrange(0, 9), 10 * r.randrange(0, 9))),
+    ("SELECT k, v FROM kv WHERE b = ? AND v = 'v3'", lambda r: (10 * r.randrange(0, 6),)),
+    ("SELECT ? * k FROM kv WHERE k = ?", lambda r: (r.randrange(5), r.randrange(60))),
+    ("SELECT v FROM kv WHERE k = ? + 1", lambda r: (r.randrange(60),)),
+]
+
+
+@pytest.mark.parametrize("sql, gen", TEMPLATE_QUERIES, ids=[q for q, _ in TEMPLATE_QUERIES])
+def test_prepared_point_reads_answer_as_literals_do(kv, sql, gen):
+    """Point reads through peek templates (one key, IN and OR lists with repeated values, a
+    two-column index, parameters outside the lookup) answer as the text with literals does,
+    also after writes.  Sabotage seen red: not deduplicating the instantiated lookups
+    (``k IN (3, 3, 7)`` answered v3 twice)."""
+    kv.execute("CREATE INDEX kv_b ON kv (b)")
+    kv.execute("CREATE INDEX kv_kb ON kv (k, b)")
+    rng = random.Random(sql)
+    for i in range(24):
+        if i % 8 == 7:
+            kv.execute("UPDATE kv SET v = v || 'x' WHERE k % 3 = ?", (i % 3,))
+        params = gen(rng)
+        text = sql
+        for p in params:
+            text = text.replace("?", _literal(p), 1)
+        assert kv.execute(sql, params).fetchall() == kv.execute(text).fetchall(), (sql, params)

@@ -347,3 +347,33 @@ def test_one_step_carries_a_change_from_a_table_through_a_view_into_its_index():
     coll.append([((2, "b"), 1)], 1, 2)
     rt.step()
     assert Frontiers(u(6), 2, 2, 2) in rt.drain_responses()
+
+
+def test_a_subscribe_batch_leaves_before_a_later_dataflow_steps():
+    """A subscribe's batch is handed to the driver (``set_flusher``) right after its own
+    dataflow's activation, not after every later dataflow's (a hydrating neighbour would
+    hold a one-row write back by its whole activation).  Sabotage seen red: not calling the
+    flusher in ``RuntimeCore.step`` (the batch left after the index had stepped)."""
+    from compute.render.dataflow import Dataflow
+    coll = table(u(1), [(1, "a")], 0, 1)
+    big = table(u(3), [(k, "x") for k in range(100)], 0, 1)
+    rt = runtime(storage={u(1): coll, u(3): big}, factory=Dataflow)
+    rt.handle(CreateDataflow(sink_desc(u(1), t(6), "subscribe")))
+    rt.handle(CreateDataflow(index_desc(u(3), u(4))))
+    events = []
+    rt.set_flusher(lambda: events.extend(type(r).__name__ for r in rt.drain_responses()))
+    real = Dataflow.step
+
+    def step(self, fuel=None):
+        if u(4) in self.exports:
+            events.append("index stepped")
+        return real(self, fuel) if fuel is not None else real(self)
+    Dataflow.step = step
+    try:
+        rt.step()
+    finally:
+        Dataflow.step = real
+    events += [type(r).__name__ for r in rt.drain_responses()]
+    assert "SubscribeResponse" in events and "index stepped" in events
+    assert events.index("SubscribeResponse") < events.index("index stepped")
+    assert not [r for r in drain(rt) if isinstance(r, SubscribeResponse) and r.response.updates]

@@ -56,6 +56,7 @@ from collections import deque
 from dataclasses import dataclass
 import heapq
 from itertools import islice
+from time import perf_counter as _perf_counter
 from typing import Any, Mapping, Optional
 import weakref
 
@@ -94,6 +95,13 @@ DEFAULT_FUEL = 100_000
 #: the rows of a one-shot scan unit (``Dataflow._plan_scan``) through an MFP with no calls;
 #: each call in the MFP divides it (down to ``CHUNK``), so a unit stays a few milliseconds
 SCAN_UNIT = 32_768
+#: a maintained join's push is bounded by its input, not its output: a chunk of rows that
+#: each match many (a hydrating join's fan-out) is pushed in slices of about this many
+#: seconds, by the join node's observed cost per row, and charged fuel for its time
+#: (``JOIN_FUEL_PER_S``: a fuel unit is about a microsecond of work, a row through a cheap
+#: operator), so a hydrating join yields to its neighbours within milliseconds
+JOIN_SLICE_S = 0.002
+JOIN_FUEL_PER_S = 1_000_000
 
 
 @dataclass
@@ -109,7 +117,8 @@ class ExportedIndex:
 
 
 class _Node:
-    __slots__ = ("index", "op", "consumers", "input", "name", "fused_into", "count_into", "scan")
+    __slots__ = ("index", "op", "consumers", "input", "name", "fused_into", "count_into", "scan",
+                 "cost")
 
     def __init__(self, index: int, op: Optional[Operator], name: str, input=None):
         self.index = index
@@ -128,6 +137,8 @@ class _Node:
         #: ``(mfp nodes, unit)`` when this input of a one-shot read feeds only maps/filters/
         #: projections: its chunks go through them from the input (``Dataflow._plan_scan``)
         self.scan: Optional[tuple] = None
+        #: a join's last observed seconds per pushed row, by port (``JOIN_SLICE_S``)
+        self.cost: Optional[dict] = None
 
 
 class _Collector:
@@ -687,7 +698,23 @@ class Dataflow:
                 op = node.op
                 if op.needs_flush:
                     self._mark_dirty(node.index)
-                oks, errs = op.push(port, chunk, t)
+                if op.__class__ is JoinOp:  # bounded by time: see JOIN_SLICE_S
+                    costs = node.cost
+                    if costs is None:
+                        costs = node.cost = {}
+                    cost = costs.get(port, 0.0)
+                    if cost * len(chunk) > JOIN_SLICE_S and len(chunk) > 1:
+                        n = max(1, int(JOIN_SLICE_S / cost))
+                        msgs.appendleft((node, port, chunk[n:]))  # next, before anything else
+                        chunk = chunk[:n]
+                    t0 = _perf_counter()
+                    oks, errs = op.push(port, chunk, t)
+                    spent = _perf_counter() - t0
+                    if chunk:
+                        costs[port] = spent / len(chunk)
+                    fuel -= int(spent * JOIN_FUEL_PER_S)
+                else:
+                    oks, errs = op.push(port, chunk, t)
                 if node.fused_into is not None:
                     self._mark_dirty(node.fused_into.index)
                 self._emit(node, oks, errs, t)

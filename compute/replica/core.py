@@ -105,6 +105,9 @@ class RuntimeCore:
         self._peeks: dict[str, _PendingPeek] = {}
         self._responses: list = []
         self._waker: Optional[Callable[[], None]] = None
+        #: called mid-step when responses should leave now (a subscribe's batch: its driver
+        #: emits them rather than after every other dataflow's activation); None: at the end
+        self._flusher: Optional[Callable[[], None]] = None
         self.config: dict = {}
         #: kind -> number of peeks received ("fast_path" | "dataflow")
         self.peek_counts: dict[str, int] = {"fast_path": 0, "dataflow": 0}
@@ -113,6 +116,11 @@ class RuntimeCore:
     def set_waker(self, fn: Optional[Callable[[], None]]) -> None:
         """``fn`` is called (from any thread) when external progress may enable a step."""
         self._waker = fn
+
+    def set_flusher(self, fn: Optional[Callable[[], None]]) -> None:
+        """``fn`` drains and delivers the responses so far; called from within ``step`` on
+        the stepping thread once a subscribe's batch is ready (``_drain_subscribes``)."""
+        self._flusher = fn
 
     def _wake(self) -> None:
         w = self._waker
@@ -505,22 +513,33 @@ class RuntimeCore:
             if self._peeks:
                 for p in list(self._peeks.values()):
                     did |= self._try_answer(p)
+            # A subscribe's batch leaves now too, with its frontiers: a one-row write must
+            # not wait behind a hydrating neighbour's activation to reach its subscriber.
+            if h.df is not None and h.desc.sink_exports and self._drain_subscribes(h):
+                did = True
+                if self._flusher is not None:
+                    self._flusher()
         did |= self._after_dataflows(built)
         for h in built:
             if h.df is None:
                 continue
-            did |= self._report_frontiers(h)
-            for s in h.desc.sink_exports:
-                if s.kind == "subscribe" and s.id in h.live and hasattr(h.df, "drain_subscribe"):
-                    for item in h.df.drain_subscribe(s.id) or ():
-                        if isinstance(item, (SubscribeBatch, SubscribeDropped)):
-                            item = SubscribeResponse(s.id, item)
-                        self._responses.append(item)
-                        did = True
+            did |= self._drain_subscribes(h)
         for p in list(self._peeks.values()):
             did |= self._try_answer(p)
         if self._graveyard:
             did |= self._graveyard.work()
+        return did
+
+    def _drain_subscribes(self, h: _Hosted) -> bool:
+        """Report ``h``'s frontiers, then queue its subscribes' batches; whether anything was."""
+        did = self._report_frontiers(h)
+        for s in h.desc.sink_exports:
+            if s.kind == "subscribe" and s.id in h.live and hasattr(h.df, "drain_subscribe"):
+                for item in h.df.drain_subscribe(s.id) or ():
+                    if isinstance(item, (SubscribeBatch, SubscribeDropped)):
+                        item = SubscribeResponse(s.id, item)
+                    self._responses.append(item)
+                    did = True
         return did
 
     def _prepare_step(self) -> bool:

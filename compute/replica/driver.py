@@ -155,6 +155,8 @@ class RuntimeDriver:
         #: exceptions seen (for introspection and tests)
         self.errors: list[BaseException] = []
         runtime.set_waker(self.wake)
+        if hasattr(runtime, "set_flusher"):  # a subscribe's batch leaves mid-step (``RuntimeCore.step``)
+            runtime.set_flusher(lambda: self._emit(self.runtime.drain_responses()))
         self._thread = threading.Thread(target=self._run, name=name or f"mzlite-{runtime.role}",
                                         daemon=True)
         if start:
