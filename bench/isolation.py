@@ -16,6 +16,11 @@ when the previous read returned, so a stall shows up in every read it delays (no
 coordinated omission); reads scheduled after the run's end are not sent.  Every read's
 answer and every heavy view's sum are checked against the oracle.
 
+Every cyclic-collector pass of the run is recorded (``gc.callbacks``: generation, wall
+pause, CPU time of the collecting thread, objects it had to walk's generation counts) and
+summarised per phase, since a pass stops every thread: the busy tail is read against the
+longest passes.
+
 ``--profile`` profiles the busy period (reader thread, and the writer and runtime threads).
 Deliberately not here: peers (this is about mzlite's two runtimes), and the read mix beyond
 the two kinds above.  With one Python process the runtimes share the GIL, so the figure
@@ -23,6 +28,7 @@ includes the GIL hand-off; that is what an embedded user sees.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -50,6 +56,30 @@ def zone(r: int) -> int:
 
 
 # ============================================================================ one configuration
+class CollectorLog:
+    """Every cyclic-collector pass while installed: ``[start offset, generation, wall pause,
+    CPU pause]`` (the CPU time is the collecting thread's: other sessions' load inflates the
+    wall pause, not that)."""
+
+    def __init__(self):
+        self.passes: List[list] = []
+        self._t0 = time.perf_counter()
+        self._start = (0.0, 0.0)
+
+    def __call__(self, phase, info):
+        if phase == "start":
+            self._start = (time.perf_counter(), time.thread_time())
+        else:
+            w, c = self._start
+            self.passes.append([w - self._t0, info["generation"], time.perf_counter() - w, time.thread_time() - c])
+
+    def between(self, a: float, b: float) -> List[list]:
+        return [p for p in self.passes if a <= p[0] < b]
+
+    def offset(self) -> float:
+        return time.perf_counter() - self._t0
+
+
 def run_config(spec: Dict[str, Any], emit: Callable[[Dict[str, Any]], None],
                log: Callable[[str], None] = lambda s: None) -> None:
     import mzlite
@@ -68,6 +98,8 @@ def run_config(spec: Dict[str, Any], emit: Callable[[Dict[str, Any]], None],
         pr = spec["profile"]
         profiler = PhaseProfiler(top=pr.get("top", 25), out_dir=pr.get("dir"), self_top=pr.get("self_top", 15))
         profiler.install()
+    collector = CollectorLog()
+    gc.callbacks.append(collector)
     try:
         con = mzlite.connect(system_parameters={FLAG: flag})
         t0 = now()
@@ -130,7 +162,9 @@ def run_config(spec: Dict[str, Any], emit: Callable[[Dict[str, Any]], None],
         # warm both query shapes once, then an idle baseline
         for sql, _ in queries.values():
             con.execute(sql).fetchall()
+        g_idle = collector.offset()
         idle = open_loop(spec["idle"])
+        g_idle_end = collector.offset()
         log(f"[{label}] idle: {len(idle)} reads, p50 {R.fmt_s(R.percentile([s[2] for s in idle], 50))}, "
             f"p99 {R.fmt_s(R.percentile([s[2] for s in idle], 99))}")
 
@@ -174,14 +208,18 @@ def run_config(spec: Dict[str, Any], emit: Callable[[Dict[str, Any]], None],
         started.wait(60)
         if profiler:
             profiler.start(f"busy ({label})")
+        g_busy = collector.offset()
         busy = open_loop(spec["duration"])
+        g_busy_end = collector.offset()
         if profiler:
             profiler.stop()
         stop.set()
         th.join(spec.get("writer_join_timeout", 300))
         emit({"event": "config", "flag": flag, "setup_s": setup_s, "idle": idle, "busy": busy,
               "cycles": cycles, "writer_error": writer_error[0] if writer_error else None,
-              "writer_finished": not th.is_alive(), **state})
+              "writer_finished": not th.is_alive(), "gc_idle": collector.between(g_idle, g_idle_end),
+              "gc_busy": collector.between(g_busy, g_busy_end), "tracked": [len(gc.get_objects(g)) for g in range(3)],
+              **state})
         b = [s[2] for s in busy]
         log(f"[{label}] busy: {len(busy)} reads, p50 {R.fmt_s(R.percentile(b, 50))}, p99 {R.fmt_s(R.percentile(b, 99))}, "
             f"{len(cycles)} heavy views created+hydrated+dropped")
@@ -189,6 +227,7 @@ def run_config(spec: Dict[str, Any], emit: Callable[[Dict[str, Any]], None],
         emit({"event": "error", "flag": flag, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()})
         log(f"[{label}] FAILED: {type(e).__name__}: {e}")
     finally:
+        gc.callbacks.remove(collector)
         if profiler:
             profiler.uninstall()
             emit({"event": "profile", "flag": flag, "text": profiler.text()})
@@ -270,6 +309,14 @@ def summarize_config(events: List[Dict[str, Any]]) -> Dict[str, Any]:
             squarters = [[s[4] for s in busy if s[4] is not None and q * d / 4 <= s[0] < (q + 1) * d / 4]
                          for q in range(4)]
             out["stats"]["busy_service_p99_by_quarter"] = [R.percentile(q, 99) for q in squarters]
+        for phase in ("idle", "busy"):
+            passes = out.get(f"gc_{phase}") or []
+            out["stats"][f"gc_{phase}"] = {
+                "n": [sum(1 for p in passes if p[1] == g) for g in range(3)],
+                "max": max((p[2] for p in passes), default=None),
+                "cpu_max": max((p[3] for p in passes), default=None),
+                "cpu_max_by_gen": [max((p[3] for p in passes if p[1] == g), default=None) for g in range(3)],
+                "cpu_total": sum(p[3] for p in passes)}
         hyd = [c["hydrate"] + c["create"] for c in out.get("cycles", [])]
         out["stats"]["heavy_cycles"] = len(out.get("cycles", []))
         out["stats"]["heavy_create_hydrate_median"] = R.median(hyd)
@@ -320,6 +367,19 @@ def render(configs: Dict[str, Dict[str, Any]], spec: Dict[str, Any]) -> str:
         lines.append(f"  {label}: heavy views created+hydrated+dropped: {st['heavy_cycles']}, median create+hydrate "
                      f"{R.fmt_s(st['heavy_create_hydrate_median'])}, setup {R.fmt_s(c.get('setup_s'))}, "
                      f"peak RSS {R.fmt_mb(c.get('peak_kb'))}")
+    for label, c in configs.items():
+        st = c.get("stats")
+        if not st:
+            continue
+        for phase in ("idle", "busy"):
+            g = st[f"gc_{phase}"]
+            by_gen = ", ".join(f"gen{i} {n} (longest {R.fmt_s(m)})" for i, (n, m) in
+                               enumerate(zip(g["n"], g["cpu_max_by_gen"])) if n)
+            lines.append(f"  {label}: {phase} collector passes: {by_gen or 'none'}; CPU {R.fmt_s(g['cpu_total'])} in all, "
+                         f"longest pause {R.fmt_s(g['max'])} wall")
+        if c.get("tracked"):
+            lines.append(f"  {label}: objects the collector tracks at the end, by generation: "
+                         + ", ".join(f"{n:,}" for n in c["tracked"]))
     problems = problems_of(configs)
     lines.extend("PROBLEM: " + p for p in problems)
     if not problems:
@@ -355,6 +415,7 @@ def run(args) -> Dict[str, Any]:
         print(f"isolation workload: mzlite is not usable yet ({why}); nothing to measure")
         return {"workload": "isolation", "spec": spec, "skipped": why, "configs": {}, "problems": []}
     configs: Dict[str, Dict[str, Any]] = {}
+    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     for flag in (True, False):
         label = f"interactive {'on' if flag else 'off'}"
         s = dict(spec, flag=flag)
@@ -366,6 +427,8 @@ def run(args) -> Dict[str, Any]:
             evs = _run_subprocess(s, args.timeout, log)
         configs[label] = summarize_config(evs)
     print(render(configs, spec))
+    if load_before is not None:
+        print(f"  load average (1 min) before {load_before:.2f}, after {os.getloadavg()[0]:.2f}")
     for label, c in configs.items():
         if c.get("profile"):
             print(f"\nNOTE: {label} ran under cProfile (reader thread = caller; writer and runtimes = other threads)")
