@@ -1,4 +1,4 @@
-"""``python -m bench [freshness|isolation|load|server|oneshot|remote|sources] [--quick] [--json FILE] [--profile]``.
+"""``python -m bench [freshness|isolation|load|server|oneshot|remote|sources|scale] [--quick] [--json FILE] [--profile]``.
 
 Owns: the command line.  Invariant: every workload prints a human-readable table to
 stdout (progress goes to stderr) and ``--json FILE`` writes the raw figures, samples
@@ -22,7 +22,8 @@ def _ensure_repo_on_path() -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("workload", nargs="?", default="freshness", choices=["freshness", "isolation", "load", "server", "oneshot", "remote", "sources"])
+    p.add_argument("workload", nargs="?", default="freshness", choices=["freshness", "isolation", "load", "server", "oneshot", "remote", "sources",
+                                                               "scale"])
     p.add_argument("--quick", action="store_true",
                    help="smaller data: 100,000 orders (freshness), 50,000-row join (isolation), shorter runs")
     p.add_argument("--json", metavar="FILE", help="write the raw figures (every sample) to FILE")
@@ -58,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "seconds per phase")
     p.add_argument("--join-rows", type=int, help="isolation: orders in the heavy join")
     p.add_argument("--select5", metavar="PATH", help="oneshot: a copy of SQLite's select5.test to time")
+    p.add_argument("--sizes", help="scale: comma-separated order counts (default 100000,1000000,3000000; "
+                                    "--quick: 30000,100000,300000)")
     p.add_argument("--interval-ms", type=float, default=20.0, help="isolation: read interval (open loop)")
     return p
 
@@ -78,6 +81,8 @@ def main(argv=None) -> int:
         from bench.server import run  # mzlite serve against PostgreSQL 15, over the wire
     elif args.workload == "remote":
         from bench.remote import run  # mzlite.connect(URL) against psycopg used directly
+    elif args.workload == "scale":
+        from bench.scale import run  # k=1, point reads and memory at several sizes, one table
     elif args.workload == "sources":
         from bench.sources import run  # a PostgreSQL source: snapshot and replication lag
     else:

@@ -152,3 +152,31 @@ def test_sources_bench_runs():
     for rate in (100, 1000):
         lag = fig[f"lag at {rate} tx/s"]
         assert lag["delivered"] == lag["sent"] > 0
+
+
+def test_scale_bench_prints_every_size_on_one_table(capfd):
+    """``python -m bench scale --sizes ...`` (each size in a child process, sqlite3 for speed):
+    one table with a column per size and the ratios to the smallest; every answer checked."""
+    from bench.__main__ import build_parser
+    from bench import scale
+    args = build_parser().parse_args(["scale", "--sizes", "200,400", "--engines", "sqlite", "--timeout", "240"])
+    result = scale.run(args)
+    out = capfd.readouterr().out
+    assert result["problems"] == [], result["problems"]
+    assert "k=1 change + read (median)" in out and "peak memory" in out and "x 400" in out
+    for n in ("200", "400"):
+        assert {"load", "hydrate", "k=1", "point"} <= set(result["by_size"][n]["sqlite"]["phases"])
+
+
+def test_isolation_summary_counts_collector_passes():
+    """The isolation report's collector lines come from the recorded passes (no run needed)."""
+    from bench import isolation
+    busy = [[0.1 * i, "point", 0.001, None, 0.001, False] for i in range(10)]
+    cfg = isolation.summarize_config([{"event": "config", "flag": True, "setup_s": 1.0, "idle": busy, "busy": busy,
+                                       "cycles": [], "gc_idle": [], "gc_busy": [[0.1, 0, 0.002, 0.0015],
+                                                                               [0.2, 2, 0.03, 0.02]],
+                                       "tracked": [1, 2, 3]}])
+    g = cfg["stats"]["gc_busy"]
+    assert g["n"] == [1, 0, 1] and g["max"] == 0.03 and g["cpu_max_by_gen"][2] == 0.02
+    text = isolation.render({"interactive on": cfg}, {"interval": 0.02, "join_rows": 10, "idle": 1, "duration": 1})
+    assert "busy collector passes: gen0 1" in text and "gen2 1 (longest 20 ms)" in text
