@@ -1,5 +1,6 @@
 """The shared part of binding ``DROP <kind> [IF EXISTS] name [, ...] [CASCADE]`` for the
-catalog kinds whose statements Materialize added (secrets, connections, sources).
+catalog kinds: tables, views, materialized views and indexes (``bind_stmt._drop``, from
+PostgreSQL's parse tree) and the kinds Materialize added (secrets, connections, sources).
 
 Owns ``drop_items``: resolving each name, the 'does not exist' / 'is not a <kind>' errors,
 and the ``DropPlan`` with the dependents the drop takes, in drop order and without repeats.
@@ -17,11 +18,14 @@ from sql import errors
 
 
 def drop_items(b, stmt, node, kind: str, undefined: str,
-               check: Optional[Callable] = None, order: Optional[Callable] = None) -> P.DropPlan:
+               check: Optional[Callable] = None, order: Optional[Callable] = None,
+               word: Optional[str] = None) -> P.DropPlan:
     """The ``DropPlan`` of ``node`` (``names``, ``if_exists``, ``cascade``, ``location``) for
     catalog items of ``kind``; ``undefined`` is the SQLSTATE of a missing name; ``check(item)``
     may raise further errors; ``order(item, cascade, position)`` gives the ids the drop of
-    ``item`` takes (default: the catalog's ``check_drop``)."""
+    ``item`` takes (default: the catalog's ``check_drop``); ``word`` is the kind as messages
+    spell it (default ``kind``: ``materialized_view`` is "materialized view")."""
+    word = word or kind
     names, ids, missing, drop_ids = [], [], [], []
     position = stmt.position(node.location)
     for parts in node.names:
@@ -32,9 +36,10 @@ def drop_items(b, stmt, node, kind: str, undefined: str,
             if node.if_exists:
                 missing.append(name)
                 continue
-            raise b.error(undefined, f'{kind} "{name}" does not exist', node.location)
+            raise b.error(undefined, f'{word} "{name}" does not exist', node.location)
         if item.kind != kind:
-            raise b.error(errors.WRONG_OBJECT_TYPE, f'"{item.name}" is not a {kind}', node.location)
+            raise b.error(errors.WRONG_OBJECT_TYPE, f'"{item.name}" is not {article(word)} {word}',
+                          node.location)
         if check is not None:
             check(item)
         ids.append(item.id)
@@ -45,3 +50,7 @@ def drop_items(b, stmt, node, kind: str, undefined: str,
                 drop_ids.append(d)
     return P.DropPlan(kind, tuple(names), node.if_exists, node.cascade, tuple(ids), tuple(drop_ids),
                       tuple(missing))
+
+
+def article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"

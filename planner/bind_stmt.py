@@ -16,6 +16,7 @@ families already have modules of their own (DML, COPY, schemas and clusters).
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from typing import Optional
 
 from pglast import ast
@@ -30,6 +31,7 @@ from planner.bind_copy import bind_copy, bind_create_table_as
 from planner import bind_connections as BC
 from planner import bind_alter as BA
 from planner.bind_sources import create_source, drop_source, refused, show_subsources
+from planner.bind_drop import article, drop_items
 from planner.bind_prepared import bind_deallocate, bind_discard, bind_execute, bind_prepare
 from planner.bind_expr import ExprContext, Scope, ScopeItem, enum_name, type_modifier
 from planner.bind_query import TOP, UNIT, Binder
@@ -417,33 +419,14 @@ def _drop(b: Binder, stmt, node):
     if kind is None:
         raise b.error(errors.FEATURE_NOT_SUPPORTED, f"{statement_name(stmt.text)} is not supported", 0)
     word = {"table": "table", "view": "view", "materialized_view": "materialized view", "index": "index"}[kind]
-    cascade = enum_name(node.behavior) == "DROP_CASCADE"
-    names, ids, missing, drop_ids = [], [], [], []
-    for obj in node.objects:
-        parts = tuple(s.sval for s in obj)
-        name = ".".join(parts)
-        names.append(name)
-        item = b.catalog.try_resolve(parts)
-        if item is None:
-            if node.missing_ok:
-                missing.append(name)
-                continue
-            raise b.error(errors.UNDEFINED_OBJECT if kind == "index" else errors.UNDEFINED_TABLE,
-                          f'{word} "{name}" does not exist', 0)
-        if item.kind != kind:
-            raise b.error(errors.WRONG_OBJECT_TYPE, f'"{item.name}" is not {_article(word)} {word}', 0)
-        ids.append(item.id)
-        for d in b.catalog.check_drop(item.id, cascade, stmt.position(0)):
-            if d not in drop_ids:
-                drop_ids.append(d)
-    return P.DropPlan(kind, tuple(names), bool(node.missing_ok), cascade, tuple(ids), tuple(drop_ids), tuple(missing))
+    names = SimpleNamespace(names=[tuple(s.sval for s in obj) for obj in node.objects],
+                            if_exists=bool(node.missing_ok), location=0,
+                            cascade=enum_name(node.behavior) == "DROP_CASCADE")
+    return drop_items(b, stmt, names, kind,
+                      errors.UNDEFINED_OBJECT if kind == "index" else errors.UNDEFINED_TABLE, word=word)
 
 
 # ------------------------------------------------------------------ session statements
-
-
-def _article(word: str) -> str:
-    return "an" if word[0] in "aeiou" else "a"
 
 
 def _transaction(b, stmt, node):
@@ -540,7 +523,7 @@ def _show(b: Binder, stmt, node: mz.Show):
         item = b.catalog.resolve(node.on, position=b.pos(node.location))
         if item.kind != node.create_kind:
             w = node.create_kind.replace('_', ' ')
-            raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is not {_article(w)} {w}",
+            raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is not {article(w)} {w}",
                           node.location)
         return P.ShowCreatePlan(node.create_kind, item.id, item.name)
     on = None
@@ -571,7 +554,7 @@ def _explain(b: Binder, stmt, node: mz.Explain):
         item = b.catalog.resolve(name, position=b.pos(node.location))
         w = kind.replace("_", " ")
         if item.kind != kind:
-            raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is not {_article(w)} {w}", node.location)
+            raise b.error(errors.WRONG_OBJECT_TYPE, f"{item.name} is not {article(w)} {w}", node.location)
         if node.stage == "timestamp":
             raise b.error(errors.FEATURE_NOT_SUPPORTED, f"EXPLAIN TIMESTAMP FOR {w.upper()} is not supported", 0)
         return P.ExplainPlan(node.stage, None, node.format, item=item.id)
